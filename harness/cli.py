@@ -1,0 +1,278 @@
+"""The ``harness`` command. A thin layer over :mod:`harness.run`; heavy packages load lazily.
+
+Exit codes, for every command: 0 success; 1 the run finished but some cells failed or
+timed out, or ``check`` found a claim not reproduced; 2 invalid spec or usage (nothing ran).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+PROFILES = ("quick", "default", "paper")
+LIST_KINDS = ("tasks", "datasets", "methods", "metrics", "specs")
+
+
+class UsageError(Exception):
+    pass
+
+
+def _csv(kind):
+    def parse(text: str):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        if not items:
+            raise argparse.ArgumentTypeError(f"expected a comma-separated list of {kind}")
+        if kind == "seeds":
+            try:
+                return tuple(int(t) for t in items)
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"expected seeds as integers, e.g. 0,1,2; found {text!r}") from None
+        return tuple(items)
+    return parse
+
+
+def _positive(cast):
+    def parse(text: str):
+        try:
+            value = cast(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, found {text!r}") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+        return value
+    return parse
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, found {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, found {text!r}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="harness",
+        description="Run declarative YAML benchmark specs: tune every method alike, store every cell, "
+                    "write leaderboards and check the papers' claims.",
+        epilog="Exit codes: 0 ok; 1 some cells failed or a claim was not reproduced; 2 invalid spec or usage.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("run", help="run specs and write their results folders and leaderboards")
+    p.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+    p.add_argument("--profile", choices=PROFILES, default="default", help="scale to run at (default: default)")
+    p.add_argument("--out", type=Path, help="results root; each spec writes DIR/<name>/ (default: results/<profile>)")
+    p.add_argument("--methods", type=_csv("methods"), help="only these method ids, comma-separated")
+    p.add_argument("--datasets", type=_csv("datasets"), help="only these dataset ids, comma-separated")
+    p.add_argument("--seeds", type=_csv("seeds"), help="these seeds instead of the spec's, e.g. 0,1,2")
+    p.add_argument("--trials", type=_non_negative_int, help="Optuna trials per dataset × method (overrides the spec)")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="overrides the spec's hardware.device")
+    p.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
+    p.add_argument("--timeout", type=_positive(float), help="seconds per cell before it is killed (overrides the spec)")
+    p.add_argument("--fresh", action="store_true", help="move earlier results aside (to DIR/.archive/) and start over")
+    p.add_argument("--data-dir", type=Path, help="local folder with real datasets (or set HARNESS_DATA_DIR)")
+    p.add_argument("--storage", help="Optuna storage URL (default: a SQLite file in the results folder)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    p = sub.add_parser("validate", help="check specs (schema and every name) without running anything")
+    p.add_argument("specs", nargs="+", type=Path, metavar="SPEC")
+
+    p = sub.add_parser("list", help="registered names: tasks, datasets, methods, metrics, specs")
+    p.add_argument("kind", nargs="?", choices=LIST_KINDS, help="one kind (default: all)")
+
+    p = sub.add_parser("show", help="print a spec resolved for a profile, and the cells it would run")
+    p.add_argument("spec", type=Path, metavar="SPEC")
+    p.add_argument("--profile", choices=PROFILES, default="default")
+
+    p = sub.add_parser("leaderboard", help="rebuild a results folder's leaderboard from its runs.jsonl")
+    p.add_argument("folder", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
+    p.add_argument("--format", choices=("md", "csv", "html"), default="md", help="what to print (all three are written)")
+
+    p = sub.add_parser("check", help="print each claim's verdict with the numbers behind it")
+    p.add_argument("spec", type=Path, metavar="SPEC")
+    p.add_argument("--out", type=Path, help="results root the spec was run into (default: results/<profile>)")
+    p.add_argument("--profile", choices=PROFILES, default="default", help="used only to find the default --out")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except UsageError as exc:
+        print(f"harness {args.command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted; finished cells are saved and a new `harness run` resumes", file=sys.stderr)
+        return 130
+
+
+def _load(paths: list[Path], profile: str):
+    from harness.spec.load import SpecError, load_spec
+
+    specs, problems = [], []
+    for path in paths:
+        try:
+            specs.append(load_spec(path, profile))
+        except SpecError as exc:
+            problems.append(str(exc))
+    if problems:
+        raise UsageError("invalid spec, nothing ran:\n" + "\n".join(problems))
+    return specs
+
+
+def cmd_run(args) -> int:
+    from harness.plan import PlanError, RunOptions
+    from harness.run import run
+    from harness.store import StoreLocked
+
+    specs = _load(args.specs, args.profile)
+    options = RunOptions(
+        methods=args.methods, datasets=args.datasets, seeds=args.seeds, trials=args.trials, device=args.device,
+        timeout_s=args.timeout, jobs=args.jobs, data_dir=args.data_dir, storage=args.storage, fresh=args.fresh,
+    )
+    try:
+        summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)
+    except (PlanError, StoreLocked) as exc:
+        raise UsageError(str(exc)) from None
+    status = EXIT_OK
+    for s in summaries:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(s.statuses.items())) or "nothing new to run"
+        print(f"{s.spec}: {counts}" + (f" ({s.already_done} already done)" if s.already_done else "")
+              + f" in {s.wall_s:.1f} s → {s.folder}/leaderboard.md")
+        for note in s.notes:
+            print(f"  {note}")
+        for verdict in s.verdicts:
+            print(f"  claim {verdict.claim}: {verdict.verdict}")
+        if not s.ok:
+            status = EXIT_FAILED
+            print(f"  some cells failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl")
+    return status
+
+
+def cmd_validate(args) -> int:
+    from harness.spec.load import SpecError, validate_spec
+
+    status = EXIT_OK
+    for path in args.specs:
+        try:
+            validate_spec(path)
+            print(f"ok {path}")
+        except SpecError as exc:
+            print(exc, file=sys.stderr)
+            status = EXIT_USAGE
+    return status
+
+
+def cmd_list(args) -> int:
+    kinds = [args.kind] if args.kind else list(LIST_KINDS)
+    for kind in kinds:
+        if len(kinds) > 1:
+            print(f"# {kind}")
+        if kind == "metrics":
+            from harness.registry import metrics as metric_table
+
+            rows = [(m.name, f"{m.goal} {m.arrow}", m.unit or "-", m.about) for m in metric_table().values()]
+        elif kind == "specs":
+            rows = _spec_rows()
+        else:
+            from harness.registry import default_registry
+
+            registry = default_registry()
+            rows = [(e.name, e.task or "-", e.origin, e.about)
+                    for e in (registry.entry(kind, n) for n in registry.names(kind))]
+        widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
+        for row in rows:
+            print("  ".join(c.ljust(w) for c, w in zip(row[:3], widths)) + "  " + row[3])
+        if len(kinds) > 1:
+            print()
+    return EXIT_OK
+
+
+def _spec_rows() -> list[tuple[str, str, str, str]]:
+    import yaml
+
+    rows = []
+    for path in sorted(Path("specs").glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text()) or {}
+        except yaml.YAMLError:
+            data = {}
+        data = data if isinstance(data, dict) else {}
+        rows.append((path.stem, str(data.get("task", "?")), str(path), str(data.get("title", "(does not parse)"))))
+    return rows
+
+
+def cmd_show(args) -> int:
+    import yaml
+
+    (spec,) = _load([args.spec], args.profile)
+    print(f"# {spec.path}, profile {spec.profile!r}, spec_hash {spec.spec_hash}")
+    print(yaml.safe_dump(spec.resolved, sort_keys=False, allow_unicode=True), end="")
+    tuned = [m for m in spec.methods if m.search and spec.tuning.trials > 0]
+    test_cells = len(spec.datasets) * len(spec.methods) * len(spec.seeds)
+    tuning_cells = len(spec.datasets) * len(tuned) * spec.tuning.trials * len(spec.tuning.seeds)
+    print(f"\n# plan: {len(spec.datasets)} datasets × {len(spec.methods)} methods × {len(spec.seeds)} seeds "
+          f"= {test_cells} test cells; tuning: {len(tuned)} methods × {len(spec.datasets)} datasets × "
+          f"{spec.tuning.trials} trials × {len(spec.tuning.seeds)} validation seeds = {tuning_cells} cells; "
+          f"timeout {spec.hardware.timeout_s:g} s per cell")
+    for dataset in spec.datasets:
+        for method in spec.methods:
+            search = f", tunes {', '.join(method.search)}" if method in tuned else ""
+            print(f"#   {dataset.id} × {method.id} ({method.kind}{search}) × seeds {spec.seeds}")
+    return EXIT_OK
+
+
+def cmd_leaderboard(args) -> int:
+    from harness.leaderboard import NoResults, write_leaderboard
+
+    try:
+        write_leaderboard(args.folder)
+    except NoResults as exc:
+        raise UsageError(str(exc)) from None
+    name = {"md": "leaderboard.md", "csv": "leaderboard.csv", "html": "leaderboard.html"}[args.format]
+    if args.format == "html":
+        print(args.folder / name)
+    else:
+        print((args.folder / name).read_text(), end="")
+    return EXIT_OK
+
+
+def cmd_check(args) -> int:
+    from harness.claims import NOT_REPRODUCED, check_claim
+    from harness.leaderboard import NoResults, read_folder
+    from harness.registry import metrics as metric_table
+    from harness.run import default_out
+
+    out = args.out if args.out is not None else default_out(args.profile)
+    stem = args.spec.stem
+    folder = out / stem
+    try:
+        meta, rows = read_folder(folder)
+    except NoResults as exc:
+        raise UsageError(f"{exc}; run `harness run {args.spec} --out {out}` first") from None
+    (spec,) = _load([args.spec], meta["profile"])
+    if not spec.claims:
+        print(f"{spec.name}: the spec states no claims")
+        return EXIT_OK
+    status = EXIT_OK
+    print(f"# {spec.name}, {meta['profile']} profile, from {folder}/runs.jsonl")
+    for claim in spec.resolved.get("claims", []):
+        verdict = check_claim(claim, rows, metric_table()[claim["metric"]].goal)
+        print(verdict.line())
+        if verdict.verdict == NOT_REPRODUCED:
+            status = EXIT_FAILED
+    return status
+
+
+COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
+            "leaderboard": cmd_leaderboard, "check": cmd_check}
+
+
+if __name__ == "__main__":
+    sys.exit(main())

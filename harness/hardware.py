@@ -1,0 +1,77 @@
+"""What a cell runs on: device resolution, CPU and GPU names, thread limits, versions."""
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+
+from functools import lru_cache
+from importlib import metadata
+from pathlib import Path
+
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
+VERSIONED_PACKAGES = ("harness", "numpy", "scipy", "scikit-learn", "optuna", "pandas", "torch")
+
+
+class DeviceUnavailable(Exception):
+    """The spec or the command line asked for a device this machine does not have."""
+
+
+@lru_cache(maxsize=1)
+def cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def resolve_device(requested: str, uses_torch: bool) -> tuple[str, str]:
+    """Return (device, human-readable device name) for a cell.
+
+    Tasks that do not use torch always run on the CPU; importing torch only to find out
+    that no GPU is needed would cost every worker a second.
+    """
+    cpu = f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
+    if not uses_torch or requested == "cpu":
+        return "cpu", cpu
+    import torch
+
+    if torch.cuda.is_available():
+        return "cuda", f"cuda: {torch.cuda.get_device_name(0)}"
+    if requested == "cuda":
+        raise DeviceUnavailable("this cell asks for CUDA (--device cuda or hardware.device: cuda), and no CUDA device is visible")
+    return "cpu", cpu
+
+
+def package_versions() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def git_commit(where: Path) -> str:
+    """The commit of the repository holding ``where``, with ``+dirty`` for uncommitted changes."""
+    try:
+        def git(*args: str) -> str:
+            return subprocess.run(
+                ["git", *args], cwd=where, capture_output=True, text=True, timeout=10, check=True
+            ).stdout.strip()
+
+        commit = git("rev-parse", "--short=12", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+        return commit + ("+dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def thread_environment(threads: int) -> dict[str, str]:
+    return {name: str(threads) for name in THREAD_VARIABLES}
+
+

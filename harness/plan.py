@@ -1,0 +1,123 @@
+"""From a typed spec and the command line's filters to the list of cells to run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.registry import suggest
+from harness.spec.model import DatasetEntry, MethodEntry, Spec, stable_hash
+
+
+class PlanError(ValueError):
+    """A command-line filter names something the spec does not have."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What the command line adds to a spec; every field has the spec's value by default."""
+
+    methods: tuple[str, ...] | None = None
+    datasets: tuple[str, ...] | None = None
+    seeds: tuple[int, ...] | None = None
+    trials: int | None = None
+    device: str | None = None
+    timeout_s: float | None = None
+    jobs: int = 1
+    data_dir: Path | None = None
+    storage: str | None = None
+    fresh: bool = False
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One unit of work: a method with frozen params on one dataset, seed and split."""
+
+    spec: Spec
+    dataset: DatasetEntry
+    method: MethodEntry
+    seed: int
+    split: str
+    params: dict[str, Any] = field(default_factory=dict)
+    device: str = "auto"
+    timeout_s: float = 600.0
+    data_dir: Path | None = None
+    task_version: str = "1"
+
+    @property
+    def key(self) -> str:
+        """Hash of what determines the result; the same key is never run twice."""
+        return stable_hash({
+            "task": [self.spec.task, self.task_version],
+            "dataset": [self.dataset.name, self.dataset.params],
+            "method": [self.method.name, self.params],
+            "seed": self.seed,
+            "split": self.split,
+            "profile": self.spec.profile,
+            "hardware": [self.device, self.spec.hardware.precision],
+        })[:20]
+
+    def payload(self) -> dict[str, Any]:
+        """The picklable dict a worker process needs."""
+        return {
+            "task": self.spec.task,
+            "dataset_id": self.dataset.id,
+            "dataset_name": self.dataset.name,
+            "dataset_params": self.dataset.params,
+            "method_name": self.method.name,
+            "params": self.params,
+            "seed": self.seed,
+            "split": self.split,
+            "device": self.device,
+            "threads": self.spec.hardware.threads,
+            "timeout_s": self.timeout_s,
+            "data_dir": str(self.data_dir) if self.data_dir else None,
+        }
+
+
+def apply_options(spec: Spec, options: RunOptions) -> Spec:
+    """Narrow the spec to the command line's selection and apply its overrides."""
+    from dataclasses import replace
+
+    def select(entries, wanted, what):
+        if wanted is None:
+            return entries
+        ids = [e.id for e in entries]
+        unknown = [w for w in wanted if w not in ids]
+        if unknown:
+            raise PlanError(f"{spec.path}: --{what} {unknown[0]!r} is not a {what[:-1]} id of spec {spec.name!r}"
+                            f"{suggest(unknown[0], ids)}; its {what}: {', '.join(ids)}")
+        return [e for e in entries if e.id in wanted]
+
+    resolved = dict(spec.resolved)
+    tuning, hardware = spec.tuning, spec.hardware
+    if options.trials is not None:
+        tuning = replace(tuning, trials=options.trials)
+        resolved["tuning"] = {**resolved.get("tuning", {}), "trials": options.trials}
+    if options.device is not None:
+        hardware = replace(hardware, device=options.device)
+        resolved["hardware"] = {**resolved.get("hardware", {}), "device": options.device}
+    if options.timeout_s is not None:
+        hardware = replace(hardware, timeout_s=options.timeout_s)
+        resolved["hardware"] = {**resolved.get("hardware", {}), "timeout_s": options.timeout_s}
+    return replace(
+        spec,
+        datasets=select(spec.datasets, options.datasets, "datasets"),
+        methods=select(spec.methods, options.methods, "methods"),
+        seeds=list(options.seeds) if options.seeds is not None else spec.seeds,
+        tuning=tuning,
+        hardware=hardware,
+        resolved=resolved,
+    )
+
+
+def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,
+               data_dir: Path | None) -> list[Cell]:
+    """Every (dataset, seed, method) cell on the test split, dataset-major so data is reused."""
+    return [
+        Cell(spec, dataset, method, seed, "test", params_by_pair[(dataset.id, method.id)],
+             spec.hardware.device, spec.hardware.timeout_s, data_dir, task_version)
+        for dataset in spec.datasets
+        for seed in spec.seeds
+        for method in spec.methods
+    ]

@@ -1,0 +1,458 @@
+"""Load a YAML spec safely, validate it, and resolve a profile into a typed :class:`Spec`.
+
+Every problem is reported with the file, line and column, the JSON path, what was found
+and what was expected; nothing runs when a spec has a problem.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Callable
+
+import yaml
+
+from harness.spec.model import PROFILES, Spec, from_resolved
+
+SCHEMA_PATH = Path(__file__).with_name("schema.json")
+Path_ = tuple  # a JSON path: keys and list indices
+
+
+@dataclass(frozen=True)
+class Problem:
+    file: str
+    line: int
+    column: int
+    path: Path_
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}: {json_path(self.path)}: {self.message}"
+
+
+class SpecError(Exception):
+    """One or more problems in a spec; ``str()`` lists them one per line."""
+
+    def __init__(self, problems: list[Problem]):
+        self.problems = sorted(problems, key=lambda p: (p.file, p.line, p.column))
+        super().__init__("\n".join(str(p) for p in self.problems))
+
+
+def json_path(path: Path_) -> str:
+    out = "$"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text())
+
+
+# --- YAML with positions ---------------------------------------------------------------
+
+class _Positions:
+    """Line/column (1-based) of every value and every mapping key, by JSON path."""
+
+    def __init__(self):
+        self.values: dict[Path_, tuple[int, int]] = {}
+        self.keys: dict[Path_, tuple[int, int]] = {}
+
+    def of(self, path: Path_, key: bool = False) -> tuple[int, int]:
+        table = self.keys if key else self.values
+        path = tuple(path)
+        while path not in table and path:
+            path = path[:-1]  # the nearest enclosing node that exists in the file
+        return table.get(path) or self.values.get(path, (1, 1))
+
+
+_STANDARD_TAGS = {
+    "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int",
+    "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
+}
+
+
+def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
+    """Parse YAML with the safe loader, rejecting duplicate keys and non-standard tags."""
+    positions = _Positions()
+    loader = yaml.SafeLoader(text)
+    problems: list[Problem] = []
+
+    def mark(node) -> tuple[int, int]:
+        return node.start_mark.line + 1, node.start_mark.column + 1
+
+    def build(node, path: Path_):
+        positions.values[path] = mark(node)
+        if node.tag not in _STANDARD_TAGS:
+            line, col = mark(node)
+            problems.append(Problem(file, line, col, path, f"tag {node.tag!r} is not allowed: a spec is plain data"))
+            return None
+        if isinstance(node, yaml.MappingNode):
+            out: dict[str, Any] = {}
+            for key_node, value_node in node.value:
+                key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+                line, col = mark(key_node)
+                if not isinstance(key, str):
+                    problems.append(Problem(file, line, col, path, f"keys must be strings, found {describe(key)}"))
+                    continue
+                if key in out:
+                    first = positions.keys[path + (key,)]
+                    problems.append(Problem(
+                        file, line, col, path + (key,),
+                        f"duplicate key {key!r} (first given on line {first[0]}); YAML would silently keep the last one",
+                    ))
+                    continue
+                positions.keys[path + (key,)] = (line, col)
+                out[key] = build(value_node, path + (key,))
+            return out
+        if isinstance(node, yaml.SequenceNode):
+            return [build(child, path + (i,)) for i, child in enumerate(node.value)]
+        return loader.construct_object(node, deep=True)
+
+    try:
+        root = loader.get_single_node()
+        data = build(root, ()) if root is not None else None
+    except yaml.MarkedYAMLError as exc:
+        m = exc.problem_mark or exc.context_mark
+        line, col = (m.line + 1, m.column + 1) if m else (1, 1)
+        raise SpecError([Problem(file, line, col, (), f"invalid YAML: {exc.problem or exc}")]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([Problem(file, 1, 1, (), f"invalid YAML: {exc}")]) from None
+    finally:
+        loader.dispose()
+    if problems:
+        raise SpecError(problems)
+    return data, positions
+
+
+# --- messages --------------------------------------------------------------------------
+
+def describe(value: Any) -> str:
+    if value is None:
+        return "null (an empty value)"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        shown = value if len(value) <= 40 else value[:37] + "..."
+        return f"the string {shown!r}"
+    return f"{type(value).__name__} {value!r}"
+
+
+_NUMBER_LIKE = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+$")
+
+
+def _yaml_hint(value: Any, expected: Any) -> str:
+    wants_number = expected in ("number", "integer") or (isinstance(expected, list) and "number" in expected)
+    if isinstance(value, str) and wants_number and _NUMBER_LIKE.match(value):
+        mantissa, _, exponent = value.lower().partition("e")
+        if "." not in mantissa:
+            mantissa += ".0"
+        return f"; YAML reads {value} as a string: write {mantissa}e{exponent}"
+    if isinstance(value, bool) and expected == "string":
+        return "; YAML reads yes/no/on/off as booleans: quote the word"
+    if isinstance(value, int) and expected == "string":
+        return "; quote it to keep it a string (YAML reads 10:30 as 630)"
+    return ""
+
+
+def _close(word: str, options) -> str:
+    from harness.registry import suggest
+
+    return suggest(word, options)
+
+
+def _schema_problems(data: Any, file: str, positions: _Positions, locate: Callable[[Path_], Path_]) -> list[Problem]:
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import best_match
+
+    problems = []
+    validator = Draft202012Validator(schema())
+    for error in validator.iter_errors(data):
+        if error.validator in ("oneOf", "anyOf") and error.context:
+            error = best_match(error.context)
+        path = tuple(error.absolute_path)
+        value = error.instance
+        kind = error.validator
+        key_pos = False
+        if kind == "additionalProperties":
+            allowed = sorted(error.schema.get("properties", {}))
+            for key in sorted(set(value) - set(allowed)):
+                src = locate(path + (key,))
+                line, col = positions.of(src, key=True)
+                expected = f"expected one of: {', '.join(allowed)}" if allowed else "no keys are allowed here"
+                problems.append(Problem(file, line, col, path + (key,), f"unknown key {key!r}{_close(key, allowed)}; {expected}"))
+            continue
+        if kind == "type":
+            message = f"expected {_expected_type(error.validator_value)}, found {describe(value)}{_yaml_hint(value, error.validator_value)}"
+        elif kind == "required":
+            missing = re.findall(r"'([^']+)' is a required property", error.message)
+            message = f"missing required key {missing[0]!r}" if missing else error.message
+        elif kind == "enum":
+            options = error.validator_value
+            message = f"expected one of {', '.join(map(str, options))}; found {describe(value)}"
+            if isinstance(value, str):
+                message += _close(value, [str(o) for o in options])
+        elif kind == "const":
+            message = f"expected {error.validator_value!r}, found {describe(value)}"
+        elif kind == "pattern":
+            message = f"expected {error.schema.get('description') or 'text matching ' + error.validator_value}; found {describe(value)}"
+        elif kind == "propertyNames":
+            message = f"expected a parameter name (a Python identifier), found {describe(value)}"
+            key_pos = True
+        else:
+            message = error.message
+        line, col = positions.of(locate(path), key=key_pos)
+        problems.append(Problem(file, line, col, path, message))
+    return problems
+
+
+def _expected_type(t) -> str:
+    names = {"object": "a mapping", "array": "a list", "string": "a string", "number": "a number",
+             "integer": "an integer", "boolean": "true or false", "null": "null"}
+    if isinstance(t, list):
+        return " or ".join(names.get(x, x) for x in t)
+    return names.get(t, t)
+
+
+# --- profiles --------------------------------------------------------------------------
+
+def merge_profile(base: dict, profile: dict, profile_name: str) -> tuple[dict, dict[Path_, Path_], list[tuple[Path_, str]]]:
+    """Merge a profile over the base spec.
+
+    Returns the merged dict, a map from each merged path to the path it came from in the
+    file (so errors point at the right line), and errors as (source path, message).
+    """
+    origin: dict[Path_, Path_] = {}
+    errors: list[tuple[Path_, str]] = []
+    ppath = ("profiles", profile_name)
+    merged = copy.deepcopy({k: v for k, v in base.items() if k != "profiles"})
+
+    def record(value, result_path: Path_, source_path: Path_):
+        origin[result_path] = source_path
+        if isinstance(value, dict):
+            for k, v in value.items():
+                record(v, result_path + (k,), source_path + (k,))
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                record(v, result_path + (i,), source_path + (i,))
+
+    def deep(into: dict, patch: dict, result_path: Path_, source_path: Path_):
+        for key, value in patch.items():
+            if isinstance(value, dict) and isinstance(into.get(key), dict) and key not in ("params", "args", "search"):
+                origin[result_path + (key,)] = source_path + (key,)
+                deep(into[key], value, result_path + (key,), source_path + (key,))
+            elif isinstance(value, dict) and isinstance(into.get(key), dict):
+                # params, sampler args and search spaces merge one name at a time
+                for name, v in value.items():
+                    into[key][name] = copy.deepcopy(v)
+                    record(v, result_path + (key, name), source_path + (key, name))
+            else:
+                into[key] = copy.deepcopy(value)
+                record(value, result_path + (key,), source_path + (key,))
+
+    for key, value in profile.items():
+        if key in ("datasets", "methods") and isinstance(value, dict):
+            entries = merged.get(key, [])
+            ids = [e.get("id", e.get("name")) if isinstance(e, dict) else None for e in entries]
+            for entry_id, patch in value.items():
+                if entry_id not in ids:
+                    errors.append((ppath + (key, entry_id), f"no {key[:-1]} with id {entry_id!r} in the base spec{_close(entry_id, [i for i in ids if i])}; ids: {', '.join(i for i in ids if i)}"))
+                    continue
+                index = ids.index(entry_id)
+                if isinstance(patch, dict):
+                    deep(entries[index], patch, (key, index), ppath + (key, entry_id))
+        elif isinstance(value, dict) and isinstance(merged.get(key), dict):
+            origin[(key,)] = ppath + (key,)
+            deep(merged[key], value, (key,), ppath + (key,))
+        else:
+            merged[key] = copy.deepcopy(value)
+            record(value, (key,), ppath + (key,))
+    return merged, origin, errors
+
+
+def _locator(origin: dict[Path_, Path_]) -> Callable[[Path_], Path_]:
+    def locate(path: Path_) -> Path_:
+        path = tuple(path)
+        for cut in range(len(path), -1, -1):
+            if path[:cut] in origin:
+                return origin[path[:cut]] + path[cut:]
+        return path
+    return locate
+
+
+# --- names, parameters, metrics --------------------------------------------------------
+
+def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None:
+    """Resolve every name the spec uses; import task and method modules, never torch."""
+    from harness.registry import metrics as metric_table
+    from harness.registry import RegistryError, default_registry
+
+    registry = default_registry()
+    task_name = spec["task"]
+    try:
+        registry.entry("tasks", task_name)
+        task = registry.load("tasks", task_name)
+    except RegistryError as exc:
+        report(("task",), str(exc))
+        return
+    task_metrics = tuple(task.metrics)
+
+    def unique_ids(section: str) -> list[str]:
+        seen: dict[str, int] = {}
+        ids = []
+        for i, entry in enumerate(spec.get(section, [])):
+            entry_id = entry.get("id", entry.get("name"))
+            if entry_id in seen:
+                report((section, i), f"{section[:-1]} id {entry_id!r} is used twice (also at {section}[{seen[entry_id]}]); give each entry its own `id`")
+            seen[entry_id] = i
+            ids.append(entry_id)
+        return ids
+
+    for section, kind in (("datasets", "datasets"), ("methods", "methods")):
+        for i, entry in enumerate(spec.get(section, [])):
+            name = entry["name"]
+            try:
+                reg_entry = registry.entry(kind, name)
+            except RegistryError as exc:
+                report((section, i, "name"), str(exc))
+                continue
+            if reg_entry.task != task_name:
+                others = registry.names(kind, task_name)
+                report((section, i, "name"), f"{kind[:-1]} {name!r} belongs to task {reg_entry.task!r}, not {task_name!r}; {kind} of this task: {', '.join(others)}")
+                continue
+            try:
+                allowed = registry.parameters(kind, name)
+            except Exception as exc:  # an import error in a plugin is the spec author's to see
+                report((section, i, "name"), f"cannot import {reg_entry.target}: {exc}")
+                continue
+            for param in entry.get("params", {}):
+                if param not in allowed:
+                    report((section, i, "params", param), f"{name!r} has no parameter {param!r}{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+            for param, space in entry.get("search", {}).items():
+                if param not in allowed:
+                    report((section, i, "search", param), f"cannot tune {param!r}: {name!r} has no such parameter{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+                elif param in entry.get("params", {}):
+                    report((section, i, "search", param), f"{param!r} is both fixed in params and tuned in search; keep one")
+                for bound_kind in ("float", "int"):
+                    if bound_kind in space:
+                        low, high = space[bound_kind]
+                        if not low < high:
+                            report((section, i, "search", param, bound_kind), f"expected low < high, found [{low}, {high}]")
+                        elif space.get("log") and low <= 0:
+                            report((section, i, "search", param, bound_kind), f"a log scale needs a positive low bound, found {low}")
+    dataset_ids = unique_ids("datasets")
+    method_ids = unique_ids("methods")
+
+    metrics = spec["metrics"]
+    for path, metric in [(("metrics", "primary"), metrics["primary"])] + [
+        (("metrics", "report", i), m) for i, m in enumerate(metrics.get("report", []))
+    ]:
+        if metric not in metric_table():
+            report(path, f"unknown metric {metric!r}{_close(metric, metric_table())}; `harness list metrics` shows them")
+        elif metric not in task_metrics:
+            report(path, f"task {task_name!r} does not report {metric!r}; it reports: {', '.join(task_metrics)}")
+
+    has_search = any(m.get("search") for m in spec["methods"])
+    tuning = spec.get("tuning", {})
+    if has_search and tuning.get("trials", 0) > 0 and "sampler" not in tuning:
+        report(("tuning",), "methods have search spaces: name the Optuna sampler and its arguments, e.g. sampler: {name: tpe, args: {n_startup_trials: 5}}")
+
+    claim_ids: set[str] = set()
+    for i, claim in enumerate(spec.get("claims", [])):
+        if claim["id"] in claim_ids:
+            report(("claims", i, "id"), f"claim id {claim['id']!r} is used twice")
+        claim_ids.add(claim["id"])
+        for key in ("better", "than"):
+            if claim[key] not in method_ids:
+                report(("claims", i, key), f"no method with id {claim[key]!r}{_close(claim[key], method_ids)}; method ids: {', '.join(method_ids)}")
+        if claim["better"] == claim["than"]:
+            report(("claims", i, "than"), "a claim compares two different methods")
+        if claim["metric"] not in task_metrics:
+            report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
+        for j, dataset_id in enumerate(claim.get("datasets", [])):
+            if dataset_id not in dataset_ids:
+                report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
+
+
+# --- entry points ----------------------------------------------------------------------
+
+def _read(path: Path) -> tuple[Any, _Positions]:
+    file = str(path)
+    if not path.is_file():
+        raise SpecError([Problem(file, 1, 1, (), "no such spec file")])
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([Problem(file, 1, 1, (), f"cannot read the file: {exc}")]) from None
+    return parse_yaml(text, file)
+
+
+def _check(path: Path, data: Any, positions: _Positions) -> dict[str, dict]:
+    """All problems of the file, over the base and every profile; returns each profile merged."""
+    file = str(path)
+    problems: list[Problem] = []
+
+    def reporter(locate: Callable[[Path_], Path_], shown_prefix: Path_ = ()):
+        def report(path_: Path_, message: str) -> None:
+            src = locate(tuple(path_))
+            line, col = positions.of(src)
+            problems.append(Problem(file, line, col, src, message))
+        return report
+
+    if not isinstance(data, dict):
+        raise SpecError([Problem(file, 1, 1, (), f"expected a mapping of spec keys, found {describe(data)}")])
+    problems += _schema_problems(data, file, positions, lambda p: p)
+    if problems:
+        raise SpecError(problems)
+    if data["name"] != path.stem:
+        line, col = positions.of(("name",))
+        problems.append(Problem(file, line, col, ("name",), f"expected the file's stem {path.stem!r}, found {data['name']!r}: the name names the results folder"))
+    identity = lambda p: p  # noqa: E731
+    _semantic_problems(data, reporter(identity))
+    resolved = {}
+    for profile in PROFILES:
+        overlay = data.get("profiles", {}).get(profile, {})
+        merged, origin, merge_errors = merge_profile(data, overlay, profile)
+        for src, message in merge_errors:
+            line, col = positions.of(src, key=True)
+            problems.append(Problem(file, line, col, src, message))
+        if overlay and not merge_errors:
+            locate = _locator(origin)
+            before = len(problems)
+            problems += [p for p in _schema_problems(merged, file, positions, locate)]
+            if len(problems) == before:
+                _semantic_problems(merged, reporter(locate))
+        merged.setdefault("metrics", {}).setdefault("report", [])
+        if merged["metrics"]["primary"] not in merged["metrics"]["report"]:
+            merged["metrics"]["report"].insert(0, merged["metrics"]["primary"])
+        resolved[profile] = merged
+    # the same problem can surface in several profiles that inherit it
+    unique = list(dict.fromkeys(problems))
+    if unique:
+        raise SpecError(unique)
+    return resolved
+
+
+def validate_spec(path: str | Path) -> None:
+    """Raise :class:`SpecError` listing every problem of the spec file (all profiles)."""
+    path = Path(path)
+    data, positions = _read(path)
+    _check(path, data, positions)
+
+
+def load_spec(path: str | Path, profile: str = "default") -> Spec:
+    """Load, validate and resolve one profile of a spec file."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
+    path = Path(path)
+    data, positions = _read(path)
+    resolved = _check(path, data, positions)
+    return from_resolved(resolved[profile], profile, path)

@@ -1,0 +1,140 @@
+"""The typed spec: what a resolved profile of a YAML spec says, after validation."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+PROFILES = ("quick", "default", "paper")
+
+
+@dataclass(frozen=True)
+class DatasetEntry:
+    id: str
+    name: str
+    params: dict[str, Any] = field(default_factory=dict)
+    requires: str | None = None
+
+
+@dataclass(frozen=True)
+class MethodEntry:
+    id: str
+    name: str
+    kind: str  # "implementation" or "baseline"
+    params: dict[str, Any] = field(default_factory=dict)
+    search: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str
+    says: str
+    better: str
+    than: str
+    metric: str
+    datasets: tuple[str, ...] | None = None
+    margin: float = 0.0
+    min_pairs: int = 3
+
+
+@dataclass(frozen=True)
+class Tuning:
+    trials: int = 0
+    sampler: str = "tpe"
+    sampler_args: dict[str, Any] = field(default_factory=dict)
+    seeds: tuple[int, ...] = (0,)
+    sampler_seed: int = 0
+
+
+@dataclass(frozen=True)
+class Hardware:
+    device: str = "auto"
+    precision: str = "fp32"
+    threads: int = 1
+    timeout_s: float = 600.0
+
+
+@dataclass
+class Spec:
+    name: str
+    title: str
+    task: str
+    profile: str
+    path: Path
+    datasets: list[DatasetEntry]
+    methods: list[MethodEntry]
+    primary_metric: str
+    report_metrics: list[str]
+    seeds: list[int]
+    tuning: Tuning
+    hardware: Hardware
+    claims: list[Claim]
+    resolved: dict[str, Any]  # the profile merged over the base, as plain data
+
+    def method(self, method_id: str) -> MethodEntry:
+        return next(m for m in self.methods if m.id == method_id)
+
+    def dataset(self, dataset_id: str) -> DatasetEntry:
+        return next(d for d in self.datasets if d.id == dataset_id)
+
+    @property
+    def spec_hash(self) -> str:
+        """Hash of what determines results; seed and method/dataset selection are not part of it."""
+        content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
+        return stable_hash(content)[:16]
+
+
+def stable_hash(obj: Any) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode()).hexdigest()
+
+
+def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
+    """Build the typed spec from a validated, profile-merged dict."""
+    tuning = resolved.get("tuning", {})
+    sampler = tuning.get("sampler", {})
+    hardware = resolved.get("hardware", {})
+    metrics = resolved["metrics"]
+    return Spec(
+        name=resolved["name"],
+        title=resolved["title"],
+        task=resolved["task"],
+        profile=profile,
+        path=path,
+        datasets=[
+            DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"))
+            for d in resolved["datasets"]
+        ],
+        methods=[
+            MethodEntry(
+                m.get("id", m["name"]), m["name"], m["kind"], dict(m.get("params", {})), dict(m.get("search", {}))
+            )
+            for m in resolved["methods"]
+        ],
+        primary_metric=metrics["primary"],
+        report_metrics=list(metrics["report"]),
+        seeds=list(resolved["seeds"]),
+        tuning=Tuning(
+            trials=tuning.get("trials", 0),
+            sampler=sampler.get("name", "tpe"),
+            sampler_args=dict(sampler.get("args", {})),
+            seeds=tuple(tuning.get("seeds", (0,))),
+            sampler_seed=tuning.get("sampler_seed", 0),
+        ),
+        hardware=Hardware(
+            device=hardware.get("device", "auto"),
+            precision=hardware.get("precision", "fp32"),
+            threads=hardware.get("threads", 1),
+            timeout_s=float(hardware.get("timeout_s", 600.0)),
+        ),
+        claims=[
+            Claim(
+                c["id"], c["says"], c["better"], c["than"], c["metric"],
+                tuple(c["datasets"]) if c.get("datasets") else None,
+                float(c.get("margin", 0.0)), int(c.get("min_pairs", 3)),
+            )
+            for c in resolved.get("claims", [])
+        ],
+        resolved=resolved,
+    )

@@ -1,0 +1,93 @@
+"""The results store: ``runs.jsonl``, append-only, one JSON object per finished cell.
+
+Each line is written with one ``write`` on a file opened for appending and flushed to
+disk, so a crash, even SIGKILL, loses at most the cell in flight; a half-written last
+line (a crash inside the write) is cut off before the next append.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+RUNS_FILE = "runs.jsonl"
+# a cell with one of these statuses is finished and never run again; "skipped" cells
+# (missing data or device) run again once the data or device is there
+FINISHED = ("ok", "failed", "timed-out")
+
+
+class StoreLocked(RuntimeError):
+    pass
+
+
+class RunStore:
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.path = self.folder / RUNS_FILE
+        self._lock_file = None
+
+    def __enter__(self) -> "RunStore":
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(self.folder / ".lock", "w")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._lock_file.close()
+            raise StoreLocked(f"another `harness run` is writing to {self.folder}; wait for it or use another --out") from None
+        self._repair_tail()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self._lock_file is not None:
+            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
+            self._lock_file.close()
+            self._lock_file = None
+
+    def _repair_tail(self) -> None:
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with open(self.path, "rb+") as f:
+            f.seek(-1, os.SEEK_END)
+            if f.read(1) == b"\n":
+                return
+            f.seek(0)
+            data = f.read()
+            f.truncate(data.rfind(b"\n") + 1)  # drop the line a crash cut in half
+
+    def finished_keys(self) -> set[str]:
+        return {r["key"] for r in read_runs(self.folder) if r.get("status") in FINISHED}
+
+    def append(self, record: dict[str, Any]) -> None:
+        line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
+    """Every complete record of ``folder/runs.jsonl``, in the order written."""
+    path = Path(folder) / RUNS_FILE
+    if not path.exists():
+        return
+    with open(path, "rb") as f:
+        for raw in f:
+            if not raw.endswith(b"\n"):
+                return  # a line cut by a crash; the next run removes it
+            try:
+                yield json.loads(raw)
+            except json.JSONDecodeError:
+                continue
+
+
+def read_results(folder: Path):
+    """``folder/runs.jsonl`` as a pandas DataFrame, one row per cell, metrics as ``metric.<name>`` columns."""
+    import pandas as pd
+
+    rows = list(read_runs(folder))
+    frame = pd.json_normalize(rows, sep=".")
+    return frame.rename(columns=lambda c: c.replace("metrics.", "metric.", 1) if c.startswith("metrics.") else c)

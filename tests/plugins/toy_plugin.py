@@ -1,0 +1,126 @@
+"""A toy task registered through HARNESS_PLUGINS, for the engine's own tests.
+
+Its methods misbehave on purpose (sleep past the timeout, raise, return NaN, kill their
+process), and its tunable method has a known optimum, so the engine's handling of each
+case can be checked exactly and fast.
+"""
+from __future__ import annotations
+
+import os
+import time
+from typing import Protocol
+
+import numpy as np
+
+CATALOGUE = {
+    "metrics": {
+        "toy_score": {"goal": "max", "unit": "", "about": "1 - |prediction - target| (toy)"},
+        "toy_loss": {"goal": "min", "unit": "", "about": "|prediction - target| (toy)"},
+    },
+    "tasks": {"toy.guess": {"target": "toy_plugin:TASK", "about": "guess a number (engine tests)"}},
+    "datasets": {
+        "toy-target": {"task": "toy.guess", "target": "toy_plugin:toy_target", "about": "a noisy target"},
+        "toy-local": {"task": "toy.guess", "target": "toy_plugin:toy_local", "about": "a target read from --data-dir"},
+    },
+    "methods": {
+        name: {"task": "toy.guess", "target": f"toy_plugin:{cls}", "about": name}
+        for name, cls in [("toy-constant", "Constant"), ("toy-tunable", "Tunable"), ("toy-sleep", "Sleep"),
+                          ("toy-raise", "Raise"), ("toy-nan", "NaN"), ("toy-crash", "Crash"), ("toy-peek", "Peek")]
+    },
+}
+
+
+class Guesser(Protocol):
+    def guess(self, hint: float, rng: np.random.Generator) -> float: ...
+
+
+class Data:
+    def __init__(self, target: float, hint: float):
+        self.target, self.hint = target, hint
+
+
+def toy_target(context, *, target=0.5, noise=0.1):
+    rng = context.rng("data")
+    return Data(target + noise * rng.standard_normal(), hint=target)
+
+
+def toy_local(context, *, file="target.txt"):
+    from harness.tasks.base import DataUnavailable
+
+    if context.data_dir is None or not (context.data_dir / file).exists():
+        raise DataUnavailable(f"toy-local: {file} not found in the data folder")
+    target = float((context.data_dir / file).read_text())
+    return Data(target, hint=target)
+
+
+class Task:
+    name = "toy.guess"
+    version = "1"
+    metrics = ("toy_score", "toy_loss", "runtime_s")
+    protocol = Guesser
+    tiny = {"toy-target": {}}
+
+    def evaluate(self, method, data, context):
+        start = time.perf_counter()
+        guess = method.guess(data.hint, context.rng("method"))
+        loss = abs(guess - data.target)
+        return {"toy_score": 1.0 - loss, "toy_loss": loss, "runtime_s": time.perf_counter() - start}
+
+
+TASK = Task()
+
+
+class Constant:
+    def __init__(self, value=0.5):
+        self.value = value
+
+    def guess(self, hint, rng):
+        return self.value
+
+
+class Tunable:
+    """Score peaks at x = 0.3 on every split; tuning should find it."""
+
+    def __init__(self, x=0.0, offset=0.0):
+        self.x, self.offset = x, offset
+
+    def guess(self, hint, rng):
+        return hint + abs(self.x - 0.3) + self.offset
+
+
+class Sleep:
+    def __init__(self, seconds=30.0):
+        self.seconds = seconds
+
+    def guess(self, hint, rng):
+        time.sleep(self.seconds)
+        return hint
+
+
+class Raise:
+    def __init__(self, message="the method broke"):
+        self.message = message
+
+    def guess(self, hint, rng):
+        raise RuntimeError(self.message)
+
+
+class NaN:
+    def guess(self, hint, rng):
+        return float("nan")
+
+
+class Crash:
+    def guess(self, hint, rng):
+        os._exit(3)
+
+
+class Peek:
+    """Slow enough to be killed mid-run by the resume test."""
+
+    def __init__(self, seconds=0.3):
+        self.seconds = seconds
+
+    def guess(self, hint, rng):
+        time.sleep(self.seconds)
+        return hint + 0.01 * rng.standard_normal()

@@ -125,8 +125,8 @@ def win_rates(tables: dict[str, list[Row]], primary: str) -> dict[str, tuple[flo
 
 
 def fmt(value: float) -> str:
-    if value == 0 or (1e-3 <= abs(value) < 1e5):
-        return f"{value:.4g}" if abs(value) >= 1 else f"{value:.3f}"
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:.3f}"
     return f"{value:.3g}"
 
 

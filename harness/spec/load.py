@@ -176,8 +176,9 @@ def _schema_problems(data: Any, file: str, positions: _Positions, locate: Callab
     problems = []
     validator = Draft202012Validator(schema())
     for error in validator.iter_errors(data):
-        if error.validator in ("oneOf", "anyOf") and error.context:
-            error = best_match(error.context)
+        while error.validator in ("oneOf", "anyOf") and error.context:
+            # the alternative the author meant is the one whose error lies deepest in the value
+            error = max(error.context, key=lambda e: (len(e.relative_path), e is best_match(error.context)))
         path = tuple(error.absolute_path)
         value = error.instance
         kind = error.validator
@@ -395,17 +396,18 @@ def _read(path: Path) -> tuple[Any, _Positions]:
     return parse_yaml(text, file)
 
 
+def _reporter(file: str, positions: _Positions, locate: Callable[[Path_], Path_], into: list[Problem]):
+    def report(path: Path_, message: str) -> None:
+        source = locate(tuple(path))
+        line, col = positions.of(source)
+        into.append(Problem(file, line, col, source, message))
+    return report
+
+
 def _check(path: Path, data: Any, positions: _Positions) -> dict[str, dict]:
     """All problems of the file, over the base and every profile; returns each profile merged."""
     file = str(path)
     problems: list[Problem] = []
-
-    def reporter(locate: Callable[[Path_], Path_], shown_prefix: Path_ = ()):
-        def report(path_: Path_, message: str) -> None:
-            src = locate(tuple(path_))
-            line, col = positions.of(src)
-            problems.append(Problem(file, line, col, src, message))
-        return report
 
     if not isinstance(data, dict):
         raise SpecError([Problem(file, 1, 1, (), f"expected a mapping of spec keys, found {describe(data)}")])
@@ -415,8 +417,7 @@ def _check(path: Path, data: Any, positions: _Positions) -> dict[str, dict]:
     if data["name"] != path.stem:
         line, col = positions.of(("name",))
         problems.append(Problem(file, line, col, ("name",), f"expected the file's stem {path.stem!r}, found {data['name']!r}: the name names the results folder"))
-    identity = lambda p: p  # noqa: E731
-    _semantic_problems(data, reporter(identity))
+    _semantic_problems(data, _reporter(file, positions, lambda p: p, problems))
     resolved = {}
     for profile in PROFILES:
         overlay = data.get("profiles", {}).get(profile, {})
@@ -426,10 +427,14 @@ def _check(path: Path, data: Any, positions: _Positions) -> dict[str, dict]:
             problems.append(Problem(file, line, col, src, message))
         if overlay and not merge_errors:
             locate = _locator(origin)
-            before = len(problems)
-            problems += [p for p in _schema_problems(merged, file, positions, locate)]
-            if len(problems) == before:
-                _semantic_problems(merged, reporter(locate))
+            base_messages = {p.message for p in problems}
+            found = _schema_problems(merged, file, positions, locate)
+            if not found:
+                collect: list[Problem] = []
+                _semantic_problems(merged, _reporter(file, positions, locate, collect))
+                found = collect
+            # a problem of the base shows up again in every profile that inherits it
+            problems += [p for p in found if p.message not in base_messages]
         merged.setdefault("metrics", {}).setdefault("report", [])
         if merged["metrics"]["primary"] not in merged["metrics"]["report"]:
             merged["metrics"]["report"].insert(0, merged["metrics"]["primary"])

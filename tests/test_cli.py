@@ -1,0 +1,118 @@
+"""The command line end to end, on the toy plugin's quick profile: outputs, exit codes, filters."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from conftest import ROOT, TOY_SPEC, harness_cli
+from harness.store import read_runs
+
+HEAVY = ("torch", "optuna", "pandas", "sklearn", "scipy", "matplotlib")
+
+
+def test_help_list_and_validate_stay_light(toy_env, write_spec):
+    spec = write_spec(TOY_SPEC)
+    probe = (
+        "import sys, runpy\n"
+        "sys.argv = ['harness'] + sys.argv[1:]\n"
+        "try:\n    runpy.run_module('harness.cli', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        f"print('HEAVY:', sorted(m for m in {HEAVY!r} if m in sys.modules), file=sys.stderr)\n"
+    )
+    for args in (["--help"], ["list"], ["validate", str(spec)], ["show", str(spec), "--profile", "quick"]):
+        done = subprocess.run([sys.executable, "-c", probe, *args], cwd=ROOT, capture_output=True, text=True)
+        assert "HEAVY: []" in done.stderr, (args, done.stderr[-2000:])
+
+
+def test_list_names_task_and_origin(toy_env):
+    done = harness_cli("list", "methods")
+    assert done.returncode == 0
+    line = next(l for l in done.stdout.splitlines() if l.startswith("toy-tunable"))
+    assert "toy.guess" in line and "toy_plugin:CATALOGUE" in line
+    metrics = harness_cli("list", "metrics").stdout
+    assert any(l.startswith("toy_score") and "max ↑" in l for l in metrics.splitlines())
+
+
+def test_quick_run_end_to_end(toy_env, write_spec, tmp_path):
+    spec = write_spec(TOY_SPEC)
+    out = tmp_path / "out"
+    done = harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress")
+    assert done.returncode == 0, done.stderr
+    folder = out / "toy"
+    for name in ("runs.jsonl", "leaderboard.md", "leaderboard.csv", "leaderboard.html", "spec.yaml", "claims.json"):
+        assert (folder / name).exists(), name
+    assert (out / "index.md").exists()
+    rows = list(read_runs(folder))
+    assert len(rows) == 2 * 2 * 1  # datasets × methods × quick seeds
+    required = {"key", "spec", "profile", "task", "dataset", "method", "kind", "seed", "params", "status", "error",
+                "metrics", "wall_s", "peak_mib", "device", "git_commit", "spec_hash", "versions"}
+    for row in rows:
+        assert required <= set(row) and row["profile"] == "quick" and row["status"] == "ok"
+        assert {"python", "optuna", "numpy"} <= set(row["versions"])
+    tuned = [r for r in rows if r["method"] == "toy-tunable"]
+    assert all("x" in r["params"] and r["tuned"] == ["x"] for r in tuned)
+    assert "tunable-wins: inconclusive" in done.stdout  # one quick seed × 2 datasets is too few pairs
+
+    md = harness_cli("leaderboard", folder, "--format", "md")
+    assert md.returncode == 0 and "| rank | method | kind |" in md.stdout
+    csv = harness_cli("leaderboard", folder, "--format", "csv")
+    assert csv.stdout.startswith("spec,profile,dataset,rank,method")
+    check = harness_cli("check", spec, "--out", out)
+    assert check.returncode == 0 and check.stdout.splitlines()[1].startswith("tunable-wins: inconclusive")
+
+
+def test_filters_failures_exit_one_and_fresh(toy_env, write_spec, tmp_path):
+    text = TOY_SPEC.replace("metrics: {primary", "  - {name: toy-raise, kind: baseline}\nmetrics: {primary")
+    spec = write_spec(text)
+    out = tmp_path / "out"
+    done = harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress",
+                       "--methods", "toy-constant,toy-raise", "--seeds", "3,4", "--datasets", "easy")
+    assert done.returncode == 1 and "2 failed, 2 ok" in done.stdout
+    rows = list(read_runs(out / "toy"))
+    assert {(r["method"], r["seed"]) for r in rows} == {(m, s) for m in ("toy-constant", "toy-raise") for s in (3, 4)}
+    assert all(r["error"] == "RuntimeError: the method broke" for r in rows if r["method"] == "toy-raise")
+
+    fresh = harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress", "--fresh",
+                        "--methods", "toy-constant", "--seeds", "3", "--datasets", "easy")
+    assert fresh.returncode == 0 and "earlier results moved to" in fresh.stdout
+    assert len(list(read_runs(out / "toy"))) == 1
+    archived = list((out / ".archive").glob("toy-*/runs.jsonl"))
+    assert len(archived) == 1 and len(archived[0].read_text().splitlines()) == 4
+
+
+def test_check_exits_one_when_a_claim_is_not_reproduced(toy_env, write_spec, tmp_path):
+    text = TOY_SPEC.replace("better: toy-tunable, than: toy-constant", "better: toy-constant, than: toy-tunable")
+    spec = write_spec(text)
+    out = tmp_path / "out"
+    done = harness_cli("run", spec, "--out", out, "--no-progress", "--trials", "6")
+    assert done.returncode == 0, done.stderr
+    check = harness_cli("check", spec, "--out", out)
+    assert check.returncode == 1, check.stdout
+    assert "tunable-wins: not reproduced" in check.stdout and "95% CI" in check.stdout and "p = " in check.stdout
+
+
+def test_usage_errors_exit_two_and_write_nothing(toy_env, write_spec, tmp_path):
+    spec = write_spec(TOY_SPEC)
+    out = tmp_path / "out"
+    bad_method = harness_cli("run", spec, "--out", out, "--methods", "toy-constnt")
+    assert bad_method.returncode == 2 and "did you mean 'toy-constant'" in bad_method.stderr
+    bad_spec = write_spec(TOY_SPEC.replace("seeds: [0, 1, 2]", "seeds: [zero]"), stem="toy")
+    invalid = harness_cli("run", bad_spec, "--out", out)
+    assert invalid.returncode == 2 and "invalid spec, nothing ran" in invalid.stderr and ":16:" in invalid.stderr
+    assert "Traceback" not in invalid.stderr + bad_method.stderr
+    assert not out.exists()
+    assert harness_cli("run", spec, "--seeds", "a,b").returncode == 2
+    assert harness_cli("validate", bad_spec).returncode == 2
+    assert harness_cli("check", spec, "--out", out).returncode == 2
+    assert harness_cli("leaderboard", out / "toy").returncode == 2
+
+
+def test_runs_jsonl_lines_are_json_objects(toy_env, write_spec, tmp_path):
+    spec = write_spec(TOY_SPEC)
+    out = tmp_path / "o"
+    assert harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress").returncode == 0
+    for line in (out / "toy" / "runs.jsonl").read_text().splitlines():
+        assert isinstance(json.loads(line), dict)
+    written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
+    assert written == {"o", "toy.yaml"}  # nothing outside the output folder

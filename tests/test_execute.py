@@ -1,0 +1,73 @@
+"""Cells run in reused worker processes; timeouts kill, failures are captured, the run goes on."""
+from __future__ import annotations
+
+import time
+
+from harness.execute import WorkerPool, execute_cell
+
+
+def cell(method: str, params=None, timeout_s: float = 20.0, seed: int = 0, dataset="toy-target", data_dir=None):
+    return {"task": "toy.guess", "dataset_id": "d", "dataset_name": dataset, "dataset_params": {},
+            "method_name": method, "params": params or {}, "seed": seed, "split": "test", "device": "auto",
+            "threads": 1, "timeout_s": timeout_s, "data_dir": data_dir}
+
+
+def test_ok_cell_records_metrics_and_provenance(toy_env):
+    result = execute_cell(cell("toy-constant", {"value": 0.5}))
+    assert result["status"] == "ok", result
+    assert set(result["metrics"]) == {"toy_score", "toy_loss", "runtime_s"}
+    assert result["device"].startswith("cpu") and result["peak_mib"] > 0 and result["wall_s"] >= 0
+
+
+def test_exception_and_nan_are_failures_with_their_message(toy_env):
+    raised = execute_cell(cell("toy-raise", {"message": "bad input shape"}))
+    assert raised["status"] == "failed" and raised["error"] == "RuntimeError: bad input shape"
+    assert "Traceback" in raised["traceback"]
+    nan = execute_cell(cell("toy-nan"))
+    assert nan["status"] == "failed" and "'toy_score' is nan" in nan["error"]
+
+
+def test_missing_data_is_skipped_not_failed(toy_env, tmp_path):
+    skipped = execute_cell(cell("toy-constant", dataset="toy-local", data_dir=str(tmp_path)))
+    assert skipped["status"] == "skipped" and "target.txt not found" in skipped["error"]
+    (tmp_path / "target.txt").write_text("0.25")
+    found = execute_cell(cell("toy-constant", {"value": 0.25}, dataset="toy-local", data_dir=str(tmp_path)))
+    assert found["status"] == "ok" and found["metrics"]["toy_loss"] == 0.0
+
+
+def test_same_seed_same_data_for_every_method(toy_env):
+    a = execute_cell(cell("toy-constant", {"value": 0.0}, seed=3))
+    b = execute_cell(cell("toy-constant", {"value": 0.0}, seed=3))
+    c = execute_cell(cell("toy-constant", {"value": 0.0}, seed=4))
+    assert a["metrics"]["toy_loss"] == b["metrics"]["toy_loss"] != c["metrics"]["toy_loss"]
+
+
+def test_pool_kills_timeouts_survives_crashes_and_keeps_going(toy_env):
+    cells = [
+        ("slow", cell("toy-sleep", {"seconds": 30.0}, timeout_s=1.0)),
+        ("crash", cell("toy-crash")),
+        ("raise", cell("toy-raise")),
+        ("ok", cell("toy-constant")),
+    ]
+    started = time.monotonic()
+    with WorkerPool(jobs=1) as pool:
+        results = dict(pool.run(cells))
+    assert time.monotonic() - started < 20  # the 30 s sleep was killed, not waited for
+    assert results["slow"]["status"] == "timed-out" and "1 s timeout" in results["slow"]["error"]
+    assert results["crash"]["status"] == "failed" and "worker process died (exit code 3)" in results["crash"]["error"]
+    assert results["raise"]["status"] == "failed"
+    assert results["ok"]["status"] == "ok"
+
+
+def test_workers_are_reused(toy_env, monkeypatch):
+    spawned = []
+    original = WorkerPool._spawn
+
+    def counting_spawn(self):
+        spawned.append(1)
+        return original(self)
+
+    monkeypatch.setattr(WorkerPool, "_spawn", counting_spawn)
+    with WorkerPool(jobs=2) as pool:
+        results = list(pool.run([(i, cell("toy-constant")) for i in range(6)]))
+    assert len(results) == 6 and len(spawned) == 2

@@ -1,0 +1,123 @@
+"""Leaderboard numbers and claim verdicts against values computed by hand."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+import yaml
+
+from harness.claims import check_claim
+from harness.leaderboard import build_rows, read_folder, win_rates, write_index, write_leaderboard
+
+T_975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, df = n - 1
+
+
+def make_folder(tmp_path, values: dict[tuple[str, str], list[float]], claims=(), stale=False):
+    """A results folder with toy_score values per (dataset, method), one per seed."""
+    spec = {
+        "name": "toy", "title": "Toy", "task": "toy.guess",
+        "datasets": [{"name": "toy-target", "id": "easy"}, {"name": "toy-target", "id": "hard"}],
+        "methods": [{"name": "toy-constant", "id": "a", "kind": "implementation"},
+                    {"name": "toy-constant", "id": "b", "kind": "baseline"},
+                    {"name": "toy-constant", "id": "c", "kind": "baseline"}],
+        "metrics": {"primary": "toy_score", "report": ["toy_score", "toy_loss"]},
+        "seeds": [0, 1, 2], "claims": list(claims),
+    }
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(yaml.safe_dump({"profile": "quick", "spec_hash": "h1", "spec": spec}))
+    lines = []
+    for (dataset, method), seed_values in values.items():
+        for seed, value in enumerate(seed_values):
+            status = "failed" if value is None else "ok"
+            metrics = {} if value is None else {"toy_score": value, "toy_loss": 1 - value}
+            lines.append({"key": f"{dataset}{method}{seed}", "dataset": dataset, "method": method, "seed": seed,
+                          "kind": "implementation" if method == "a" else "baseline", "split": "test",
+                          "status": status, "error": "boom" if value is None else None, "metrics": metrics,
+                          "spec_hash": "h1", "git_commit": "abc", "device": "cpu: test", "task_version": "1",
+                          "versions": {"python": "3"}})
+    if stale:  # an older spec's line for the same cell must not count
+        lines.insert(0, {**lines[0], "spec_hash": "old", "metrics": {"toy_score": 100.0, "toy_loss": 0.0}})
+    (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    return folder
+
+
+def test_means_intervals_ranks_and_csv(toy_env, tmp_path):
+    folder = make_folder(tmp_path, {
+        ("easy", "a"): [1.0, 2.0, 3.0],
+        ("easy", "b"): [0.5, 0.5, 0.5],
+        ("easy", "c"): [4.0, None, 6.0],
+        ("hard", "a"): [0.0, 0.0, 0.3],
+        ("hard", "b"): [0.1, 0.2, 0.3],
+    }, stale=True)
+    meta, rows = read_folder(folder)
+    tables = build_rows(meta, rows)
+    easy = {r.method: r for r in tables["easy"]}
+    assert easy["a"].metrics["toy_score"].mean == pytest.approx(2.0)
+    assert easy["a"].metrics["toy_score"].half_width == pytest.approx(T_975[2] * 1.0 / 3 ** 0.5)
+    assert easy["b"].metrics["toy_score"].half_width == 0.0
+    assert easy["c"].metrics["toy_score"].mean == pytest.approx(5.0) and easy["c"].seeds_failed == 1
+    assert easy["c"].metrics["toy_score"].half_width == pytest.approx(12.706204736174707 * 2 ** 0.5 / 2 ** 0.5)
+    assert [r.method for r in tables["easy"]] == ["c", "a", "b"] and [r.rank for r in tables["easy"]] == [1, 2, 3]
+    # win rate: easy: c beats 2/2, a 1/2, b 0/2; hard: b (0.2) beats a (0.1)
+    rates = win_rates(tables, "toy_score")
+    assert rates["c"] == (1.0, 1) and rates["a"] == (pytest.approx(0.25), 2) and rates["b"] == (pytest.approx(0.5), 2)
+
+    write_leaderboard(folder)
+    table = list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text())))
+    row = next(r for r in table if r["dataset"] == "easy" and r["method"] == "a")
+    assert float(row["toy_score_mean"]) == pytest.approx(2.0) and row["rank"] == "2" and row["kind"] == "implementation"
+    assert float(row["toy_loss_mean"]) == pytest.approx(-1.0)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| 2 | a | implementation | 2.000 ± 2.484 |" in markdown
+    assert "profile **quick**" in markdown and "cpu: test" in markdown and "abc" in markdown
+    assert "- c: failed: boom" in markdown
+    page = (folder / "leaderboard.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<table>" in page and "http" not in page.split("<svg")[0]
+
+
+def claim(**kw):
+    return {"id": "a-beats-b", "says": "a is better", "better": "a", "than": "b", "metric": "toy_score", **kw}
+
+
+@pytest.mark.parametrize("a, b, verdict", [
+    ([0.6, 0.65, 0.7], [0.5, 0.5, 0.5], "reproduced"),
+    ([0.4, 0.35, 0.3], [0.5, 0.5, 0.5], "not reproduced"),
+    ([0.6, 0.4, 0.55], [0.5, 0.5, 0.5], "inconclusive"),
+    ([0.6, 0.7], [0.5, 0.5], "inconclusive"),  # too few pairs, even though a is always better
+])
+def test_claim_verdicts(toy_env, tmp_path, a, b, verdict):
+    folder = make_folder(tmp_path, {("easy", "a"): a, ("easy", "b"): b})
+    _, rows = read_folder(folder)
+    result = check_claim(claim(), rows, "max")
+    assert result.verdict == verdict
+    if verdict == "reproduced":
+        # differences 0.1, 0.15, 0.2: mean 0.15, sd 0.05
+        half = T_975[2] * 0.05 / 3 ** 0.5
+        assert result.mean_difference == pytest.approx(0.15) and result.pairs == 3
+        assert result.interval == (pytest.approx(0.15 - half), pytest.approx(0.15 + half))
+        assert 0 < result.p_value < 0.025
+    if len(a) == 2:
+        assert "only 2 paired results" in result.reason
+
+
+def test_claim_pairs_over_datasets_and_respects_the_metric_direction(toy_env, tmp_path):
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.7], ("easy", "b"): [0.5, 0.5],
+                                    ("hard", "a"): [0.9, 0.8], ("hard", "b"): [0.5, 0.6]})
+    _, rows = read_folder(folder)
+    assert check_claim(claim(), rows, "max").pairs == 4
+    assert check_claim(claim(datasets=["hard"]), rows, "max").pairs == 2
+    # on a metric to minimise, higher values are worse, so the same numbers refute the claim
+    assert check_claim(claim(metric="toy_loss"), rows, "min").verdict == "reproduced"
+    assert check_claim(claim(metric="toy_score"), rows, "min").verdict == "not reproduced"
+    assert check_claim(claim(margin=0.5), rows, "max").verdict == "not reproduced"
+
+
+def test_index_lists_every_spec_with_verdicts(toy_env, tmp_path):
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.65, 0.7], ("easy", "b"): [0.5, 0.5, 0.5]}, claims=[claim()])
+    write_leaderboard(folder)
+    write_index(tmp_path)
+    index = (tmp_path / "index.md").read_text()
+    assert "| quick | toy | Toy | `a-beats-b`: **reproduced** | [toy/leaderboard.md](toy/leaderboard.md) |" in index

@@ -1,0 +1,91 @@
+"""A real `harness run` killed with SIGKILL resumes: every cell ends up exactly once."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+
+from conftest import ROOT
+from harness.store import RunStore, read_runs
+
+SLOW_SPEC = """\
+spec: 1
+name: slow
+title: Slow toy comparison
+task: toy.guess
+datasets:
+  - {name: toy-target, id: a}
+  - {name: toy-target, id: b, params: {noise: 0.2}}
+methods:
+  - name: toy-peek
+    kind: implementation
+    search:
+      seconds: {float: [0.05, 0.1]}
+  - {name: toy-peek, id: peek-fixed, kind: baseline, params: {seconds: 0.2}}
+metrics: {primary: toy_score}
+seeds: [0, 1, 2, 3, 4, 5]
+tuning: {trials: 3, sampler: {name: random, args: {}}}
+hardware: {device: cpu, timeout_s: 30}
+"""
+
+
+def keys_and_statuses(folder):
+    return [(r["key"], r["status"]) for r in read_runs(folder)]
+
+
+def test_sigkill_mid_run_then_resume_runs_each_cell_once(toy_env, write_spec, tmp_path):
+    spec = write_spec(SLOW_SPEC, stem="slow")
+    out = tmp_path / "out"
+    folder = out / "slow"
+    command = [sys.executable, "-m", "harness.cli", "run", str(spec), "--out", str(out), "--no-progress"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               start_new_session=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if (folder / "runs.jsonl").exists() and len(keys_and_statuses(folder)) >= 4:
+            break
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGKILL)  # the run and its workers, mid-cell
+    process.wait()
+    partial = keys_and_statuses(folder)
+    assert 4 <= len(partial) < 24, "the kill should land mid-run"
+
+    finished = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert finished.returncode == 0, finished.stderr
+    assert f"({len(partial)} already done)" in finished.stdout
+    rows = keys_and_statuses(folder)
+    counts = Counter(key for key, _ in rows)
+    assert len(counts) == 2 * 2 * 6 and set(counts.values()) == {1}
+    assert {status for _, status in rows} == {"ok"}
+    assert rows[: len(partial)] == partial  # earlier lines untouched
+    # a third run has nothing left to do
+    again = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "nothing new to run" in again.stdout
+    assert len(keys_and_statuses(folder)) == 24
+
+
+def test_half_written_last_line_is_cut_before_appending(tmp_path):
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    good = json.dumps({"key": "a", "status": "ok"}) + "\n"
+    (folder / "runs.jsonl").write_text(good + '{"key": "b", "sta')
+    assert [r["key"] for r in read_runs(folder)] == ["a"]
+    with RunStore(folder) as store:
+        store.append({"key": "c", "status": "ok"})
+        assert store.finished_keys() == {"a", "c"}
+    assert (folder / "runs.jsonl").read_text() == good + json.dumps({"key": "c", "status": "ok"}) + "\n"
+
+
+def test_two_runs_cannot_write_one_folder(tmp_path):
+    import pytest
+
+    from harness.store import StoreLocked
+
+    with RunStore(tmp_path / "spec"):
+        with pytest.raises(StoreLocked, match="another `harness run` is writing"):
+            with RunStore(tmp_path / "spec"):
+                pass

@@ -22,17 +22,20 @@ class TuningOutcome:
     error: str | None = None  # set when no trial succeeded
 
 
-def make_sampler(spec: Spec):
+def sampler_class(name: str):
     import optuna
 
-    samplers = {
+    return {
         "tpe": optuna.samplers.TPESampler,
         "random": optuna.samplers.RandomSampler,
         "cmaes": optuna.samplers.CmaEsSampler,
         "qmc": optuna.samplers.QMCSampler,
         "gp": optuna.samplers.GPSampler,
-    }
-    return samplers[spec.tuning.sampler](seed=spec.tuning.sampler_seed, **spec.tuning.sampler_args)
+    }[name]
+
+
+def make_sampler(spec: Spec):
+    return sampler_class(spec.tuning.sampler)(seed=spec.tuning.sampler_seed, **spec.tuning.sampler_args)
 
 
 def suggest(trial, name: str, space: dict[str, Any]) -> Any:

@@ -141,3 +141,11 @@ def test_tuning_needs_an_explicit_sampler(toy_env, write_spec):
 def test_missing_file(tmp_path):
     problem = only_problem(tmp_path / "nope.yaml")
     assert problem.message == "no such spec file"
+
+
+def test_sampler_arguments_are_checked(toy_env, write_spec):
+    text = TOY_SPEC.replace("args: {n_startup_trials: 2}", "args: {n_startup_trial: 2, seed: 1}")
+    problems = problems_of(write_spec(text))
+    messages = " | ".join(p.message for p in problems)
+    assert "no argument 'n_startup_trial' (did you mean 'n_startup_trials'" in messages
+    assert "tuning.sampler_seed" in messages and all(p.line == 17 for p in problems)

@@ -366,6 +366,19 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
     if has_search and tuning.get("trials", 0) > 0 and "sampler" not in tuning:
         report(("tuning",), "methods have search spaces: name the Optuna sampler and its arguments, e.g. sampler: {name: tpe, args: {n_startup_trials: 5}}")
 
+    sampler = tuning.get("sampler", {})
+    if sampler.get("args"):
+        from harness.tuning import sampler_class
+        from harness.registry import keyword_parameters
+
+        allowed = set(keyword_parameters(sampler_class(sampler["name"]).__init__, skip_first=False))
+        for arg in sampler["args"]:
+            if arg == "seed":
+                report(("tuning", "sampler", "args", arg), "set the sampler's seed with tuning.sampler_seed, not in args")
+            elif arg not in allowed:
+                report(("tuning", "sampler", "args", arg), f"Optuna's {sampler['name']} sampler has no argument {arg!r}"
+                       f"{_close(arg, allowed)}; its arguments: {', '.join(sorted(allowed - {'seed'}))}")
+
     claim_ids: set[str] = set()
     for i, claim in enumerate(spec.get("claims", [])):
         if claim["id"] in claim_ids:

@@ -38,14 +38,15 @@ DEFAULT_MIN_SIDE_FRACTION = 0.25
 class ConstrainedClusteringInstance:
     """One problem instance: the two graphs, the planted labels and the number of clusters.
 
-    ``labels`` is for scoring only; :meth:`ConstrainedClusteringTask.evaluate` never hands it
-    to a method.
+    ``labels`` (and ``points``) are for scoring and inspection only;
+    :meth:`ConstrainedClusteringTask.evaluate` never hands them to a method.
     """
 
     similarity: Any  # scipy.sparse.csr_matrix, n × n, symmetric, non-negative, zero diagonal
     cannot_link: Any  # same
     labels: np.ndarray  # planted cluster of every vertex, ints in [0, n_clusters)
     n_clusters: int = 2
+    points: np.ndarray | None = None  # coordinates or features of the vertices, for plots and tests
 
     @property
     def n(self) -> int:
@@ -58,7 +59,8 @@ class ConstrainedClusterer(Protocol):
     def fit_predict(self, similarity, cannot_link, n_clusters: int, rng: np.random.Generator) -> np.ndarray:
         """Return one integer label per vertex, with exactly ``n_clusters`` distinct values.
 
-        ``similarity`` (G) and ``cannot_link`` (H) are symmetric non-negative CSR matrices.
+        ``similarity`` (G) and ``cannot_link`` (H) are symmetric non-negative CSR matrices
+        (the method's own copies); ``rng`` is the method's only source of randomness.
         """
         ...
 
@@ -90,7 +92,7 @@ def _sweep_cut_weights(adjacency, order: np.ndarray) -> np.ndarray:
     import scipy.sparse as sp
 
     permuted = sp.csr_matrix(adjacency)[order][:, order]
-    degree = np.asarray(permuted.sum(axis=1)).ravel()
+    degree = np.asarray(permuted.sum(axis=1)).ravel() - permuted.diagonal()  # a self-loop never crosses
     # Moving vertex k into S adds its degree to the cut and removes twice its weight to S.
     to_earlier = np.asarray(sp.tril(permuted, k=-1).sum(axis=1)).ravel()
     return np.cumsum(degree - 2.0 * to_earlier)[:-1]
@@ -223,7 +225,7 @@ def two_disk_rgg(
     *,
     points_per_disk: int = 200,
     radius: float = 0.2,
-    separation: float = 0.2,
+    separation: float = 0.1,
     r_in: float = 0.1,
     r_out: float = 0.05,
 ) -> ConstrainedClusteringInstance:
@@ -250,7 +252,7 @@ def two_disk_rgg(
     same = labels[:, None] == labels[None, :]
     similarity = _symmetric_from_upper(distance <= np.where(same, r_in, r_out))
     cannot_link = _symmetric_from_upper(distance <= np.where(same, r_out, r_in))
-    return ConstrainedClusteringInstance(similarity, cannot_link, labels)
+    return ConstrainedClusteringInstance(similarity, cannot_link, labels, points=points)
 
 
 def digits_knn(
@@ -266,15 +268,21 @@ def digits_knn(
     """Two classes of scikit-learn's bundled 8×8 digits (no download).
 
     G: the symmetrised ``n_neighbors``-nearest-neighbour graph of the 64 pixel values (an
-    edge when either point is among the other's neighbours), unit weights.
+    edge when either point is among the other's neighbours) joined with a Euclidean minimum
+    spanning tree, unit weights. The tree makes G connected: kNN graphs of digits fall apart
+    into clumps (1 vs 7 at k = 10 leaves 27 ones on their own), and a spectral method on a
+    disconnected G only finds the component split.
     H: cannot-links of weight 1 between every pair of labelled points from different classes
     (``labelled_per_class`` labelled points per class, drawn from ``context.rng("data")`` so
     that validation and test label different points), plus a weak dissimilarity graph of
     weight ``far_weight`` joining each point to its ``far_neighbors`` farthest points. The
-    second part uses no labels; it makes H connected, which CC needs (its Cheeger bound
-    divides by λ2 of H) and without which every unlabelled vertex is isolated in H.
+    second part uses no labels (for 3 vs 8, 84 % of far pairs straddle the classes, hence
+    the low weight). It makes H connected: otherwise every unlabelled vertex is isolated in
+    H, CC's constraint x ⊥ ker(L_H) forces x = 0 on all of them, and the Cheeger bound
+    (which divides by λ2 of H) says nothing.
     ``points_per_class`` subsamples each class (``None``: all of it, about 180 points).
     """
+    from scipy.sparse.csgraph import minimum_spanning_tree
     from sklearn.datasets import load_digits
 
     classes = tuple(int(c) for c in classes)
@@ -306,7 +314,9 @@ def digits_knn(
     np.fill_diagonal(distance, np.inf)
     near = np.zeros((n, n), dtype=bool)
     near[np.arange(n)[:, None], np.argsort(distance, axis=1, kind="stable")[:, :n_neighbors]] = True
-    similarity = _symmetric_from_upper(near | near.T)
+    # The offset keeps duplicate images (distance 0) as edges: csgraph reads 0 as "no edge".
+    spanning = minimum_spanning_tree(np.where(np.isfinite(distance), distance + 1e-9, 0.0)).toarray() > 0
+    similarity = _symmetric_from_upper(near | near.T | spanning | spanning.T)
 
     np.fill_diagonal(distance, -np.inf)
     far = np.zeros((n, n), dtype=bool)
@@ -319,7 +329,7 @@ def digits_knn(
     weights = np.where(known_apart, 1.0, far_weight)
     cannot_link = _symmetric_from_upper(known_apart | far | far.T, weights)
     cannot_link.eliminate_zeros()
-    return ConstrainedClusteringInstance(similarity, cannot_link, labels)
+    return ConstrainedClusteringInstance(similarity, cannot_link, labels, points=features)
 
 
 # --------------------------------------------------------------------------- the task
@@ -338,7 +348,9 @@ class ConstrainedClusteringTask:
         "digits-knn": {"points_per_class": 25, "labelled_per_class": 3, "n_neighbors": 5, "far_neighbors": 5},
     }
 
-    def evaluate(self, method: ConstrainedClusterer, data: ConstrainedClusteringInstance, context: Context) -> dict[str, float]:
+    def evaluate(
+        self, method: ConstrainedClusterer, data: ConstrainedClusteringInstance, context: Context
+    ) -> dict[str, float]:
         from sklearn.metrics import adjusted_rand_score
 
         # Copies, because the engine reuses one loaded instance for every method of a cell.
@@ -349,15 +361,14 @@ class ConstrainedClusteringTask:
         runtime_s = time.perf_counter() - started
 
         predicted = np.asarray(predicted)
+        who = type(method).__name__
         if predicted.shape != (data.n,):
-            raise ValueError(f"{type(method).__name__} returned labels of shape {predicted.shape}; expected ({data.n},)")
+            raise ValueError(f"{who} returned labels of shape {predicted.shape}; expected ({data.n},)")
         if not np.issubdtype(predicted.dtype, np.integer):
-            raise ValueError(f"{type(method).__name__} returned labels of dtype {predicted.dtype}; expected integers")
+            raise ValueError(f"{who} returned labels of dtype {predicted.dtype}; expected integers")
         found = np.unique(predicted).size
         if found != data.n_clusters:
-            raise ValueError(
-                f"{type(method).__name__} returned {found} cluster(s); the task asks for exactly {data.n_clusters}"
-            )
+            raise ValueError(f"{who} returned {found} cluster(s); the task asks for exactly {data.n_clusters}")
         return {
             "ari": float(adjusted_rand_score(data.labels, predicted)),
             "cut_ratio": cut_ratio(data.similarity, data.cannot_link, predicted),

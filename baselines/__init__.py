@@ -1,0 +1,11 @@
+"""Baseline methods, shared between specs. One re-export line per class."""
+from baselines.correlation_clustering import ConstrainedPivot, ExactILP, VanZuylenWilliamsonPivot
+from baselines.spectral import CucuringuConstrainedSpectral, SpectralClustering
+
+__all__ = [
+    "ConstrainedPivot",
+    "ExactILP",
+    "VanZuylenWilliamsonPivot",
+    "CucuringuConstrainedSpectral",
+    "SpectralClustering",
+]

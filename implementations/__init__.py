@@ -1,0 +1,1 @@
+"""The papers' methods, one package per paper."""

@@ -121,3 +121,16 @@ def test_runs_jsonl_lines_are_json_objects(toy_env, write_spec, tmp_path):
         assert isinstance(json.loads(line), dict)
     written = {p.relative_to(tmp_path).parts[0] for p in tmp_path.rglob("*")}
     assert written == {"o", "toy.yaml"}  # nothing outside the output folder
+
+
+def test_storage_url_is_used_for_tuning(toy_env, write_spec, tmp_path):
+    import sqlite3
+
+    spec = write_spec(TOY_SPEC)
+    db = tmp_path / "studies.db"
+    done = harness_cli("run", spec, "--profile", "quick", "--out", tmp_path / "o", "--no-progress",
+                       "--storage", f"sqlite:///{db}")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "o" / "toy" / "optuna.db").exists()
+    names = {row[0] for row in sqlite3.connect(db).execute("select study_name from studies")}
+    assert {n.split("/")[1] for n in names} == {"easy", "hard"} and all(n.startswith("toy/") for n in names)

@@ -71,3 +71,16 @@ def test_workers_are_reused(toy_env, monkeypatch):
     with WorkerPool(jobs=2) as pool:
         results = list(pool.run([(i, cell("toy-constant")) for i in range(6)]))
     assert len(results) == 6 and len(spawned) == 2
+
+
+def test_cuda_request_without_a_gpu_is_a_clear_skip(monkeypatch):
+    import pytest
+
+    from harness.hardware import DeviceUnavailable, resolve_device
+
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert resolve_device("auto", uses_torch=True)[0] == "cpu"
+    assert resolve_device("cuda", uses_torch=False)[0] == "cpu"  # numpy tasks run on the CPU
+    with pytest.raises(DeviceUnavailable, match="no CUDA device is visible"):
+        resolve_device("cuda", uses_torch=True)

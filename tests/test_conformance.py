@@ -1,0 +1,62 @@
+"""Every registered method runs on every dataset of its task, at the task's tiny configuration.
+
+New tasks, datasets and methods are picked up from the catalogue: registering a name is
+enough to be tested here.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import pytest
+
+from harness.execute import execute_cell
+from harness.registry import default_registry, import_target, metrics
+
+REGISTRY = default_registry()
+PAIRS = [
+    (method, dataset)
+    for method in REGISTRY.names("methods")
+    for dataset in REGISTRY.names("datasets", REGISTRY.entry("methods", method).task)
+]
+
+
+@pytest.mark.parametrize("task_name", REGISTRY.names("tasks"))
+def test_task_declares_its_contract(task_name):
+    task = REGISTRY.load("tasks", task_name)
+    assert isinstance(task.name, str) and task.name == task_name
+    assert isinstance(task.version, str) and task.version
+    assert getattr(task.protocol, "_is_protocol", False), "protocol is a typing.Protocol"
+    assert set(task.metrics) <= set(metrics()), "every metric a task reports is in the metric table"
+    assert set(task.tiny) == set(REGISTRY.names("datasets", task_name)), "a tiny configuration per dataset"
+    assert callable(task.evaluate)
+
+
+@pytest.mark.parametrize("kind", ["datasets", "methods"])
+def test_parameters_are_keyword_with_defaults(kind):
+    for name in REGISTRY.names(kind):
+        obj = REGISTRY.load(kind, name)
+        func = obj.__init__ if inspect.isclass(obj) else obj
+        params = list(inspect.signature(func).parameters.values())[1:]  # self, or a loader's context
+        for p in params:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue  # object.__init__ of a method without parameters
+            assert p.default is not inspect.Parameter.empty, f"{kind[:-1]} {name}: {p.name} needs a default"
+            assert p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD), f"{name}: {p.name}"
+
+
+@pytest.mark.parametrize("method, dataset", PAIRS, ids=[f"{m}@{d}" for m, d in PAIRS])
+def test_method_runs_on_tiny_dataset(method, dataset):
+    entry = REGISTRY.entry("methods", method)
+    task = REGISTRY.load("tasks", entry.task)
+    cls = import_target(entry.target)
+    protocol_methods = [n for n in vars(task.protocol) if not n.startswith("_") and callable(getattr(task.protocol, n))]
+    for name in protocol_methods:
+        assert callable(getattr(cls, name, None)), f"{method} lacks {name}() of {task.protocol.__name__}"
+    result = execute_cell({
+        "task": entry.task, "dataset_id": dataset, "dataset_name": dataset, "dataset_params": task.tiny[dataset],
+        "method_name": method, "params": {}, "seed": 0, "split": "val", "device": "cpu", "threads": 1,
+        "timeout_s": 60, "data_dir": None,
+    })
+    assert result["status"] == "ok", result.get("traceback") or result["error"]
+    assert set(result["metrics"]) == set(task.metrics)
+    assert all(math.isfinite(v) for v in result["metrics"].values())

@@ -158,6 +158,8 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
     primary = spec["metrics"]["primary"]
     report = spec["metrics"]["report"]
     out = [f"# {spec['title']}", "", f"Leaderboard of `{spec['name']}` — {meta['profile']} profile.", ""]
+    if spec.get("description"):
+        out += [" ".join(spec["description"].split()), ""]
     if spec.get("paper"):
         paper = spec["paper"]
         out += [f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else ""), ""]
@@ -255,9 +257,13 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
 
 def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) -> str:
     """A static page: the plot, then the Markdown tables rendered as HTML tables."""
-    body = [f"<figure>{render_plot_svg(meta, tables)}</figure>"] if tables else ["<p>No finished cells yet.</p>"]
+    figure = f"<figure>{render_plot_svg(meta, tables)}</figure>" if tables else "<p>No finished cells yet.</p>"
+    body: list[str] = []
     in_table = False
     for line in markdown_text.splitlines():
+        if line.startswith("## ") and figure:
+            body.append(figure)  # the plot goes after the header, before the first table
+            figure = ""
         if line.startswith("|"):
             cells = [c.strip() for c in line.strip("|").split("|")]
             if set("".join(cells)) <= set("-"):
@@ -282,6 +288,8 @@ def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) ->
             body.append(f"<p>{_inline(line)}</p>")
     if in_table:
         body.append("</table>")
+    if figure:
+        body.append(figure)
     style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
              "th{background:#f3f3f3}.meta{margin:.2em 0;color:#444}figure{margin:0}svg{max-width:100%;height:auto}")

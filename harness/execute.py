@@ -121,6 +121,9 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
 
 
 def _worker_main(conn: Connection) -> None:
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops the workers
     while True:
         try:
             cell = conn.recv()

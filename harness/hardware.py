@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
-
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path

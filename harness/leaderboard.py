@@ -12,14 +12,13 @@ import html
 import io
 import json
 import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
 from harness.registry import metrics as metric_table
-from harness.store import read_runs
+from harness.store import read_runs, write_atomic
 
 FORMATS = ("md", "csv", "html")
 
@@ -306,12 +305,6 @@ def _inline(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def compute(folder: Path):
     meta, rows = read_folder(folder)
     spec = meta["spec"]
@@ -325,10 +318,10 @@ def write_leaderboard(folder: Path) -> list:
     folder = Path(folder)
     meta, rows, tables, verdicts = compute(folder)
     markdown_text = render_markdown(meta, rows, tables, verdicts)
-    _write_atomic(folder / "leaderboard.md", markdown_text + "\n")
-    _write_atomic(folder / "leaderboard.csv", render_csv(meta, tables))
-    _write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables))
-    _write_atomic(folder / "claims.json", json.dumps(
+    write_atomic(folder / "leaderboard.md", markdown_text + "\n")
+    write_atomic(folder / "leaderboard.csv", render_csv(meta, tables))
+    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables))
+    write_atomic(folder / "claims.json", json.dumps(
         {"spec": meta["spec"]["name"], "profile": meta["profile"], "title": meta["spec"]["title"],
          "claims": [v.to_dict() for v in verdicts]}, indent=1) + "\n")
     return verdicts
@@ -348,4 +341,4 @@ def write_index(root: Path) -> None:
         claims = "<br>".join(f"`{c['claim']}`: **{c['verdict']}**" for c in data["claims"]) or "none"
         link = (folder / "leaderboard.md").relative_to(root).as_posix()
         lines.append(f"| {data['profile']} | {data['spec']} | {data['title']} | {claims} | [{link}]({link}) |")
-    _write_atomic(root / "index.md", "\n".join(lines) + "\n")
+    write_atomic(root / "index.md", "\n".join(lines) + "\n")

@@ -8,7 +8,7 @@ import datetime as _dt
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,14 +51,10 @@ def _archive(folder: Path) -> Path:
     return target
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
 def write_resolved_spec(spec: Spec, folder: Path) -> None:
     import yaml
+
+    from harness.store import write_atomic
 
     header = (f"# The resolved spec this folder's runs came from: {spec.path}, profile {spec.profile!r},\n"
               f"# with the command line's overrides applied. spec_hash: {spec.spec_hash}\n")
@@ -66,7 +62,7 @@ def write_resolved_spec(spec: Spec, folder: Path) -> None:
             "selection": {"datasets": [d.id for d in spec.datasets], "methods": [m.id for m in spec.methods],
                           "seeds": spec.seeds},
             "spec": spec.resolved}
-    _write_atomic(folder / "spec.yaml", header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+    write_atomic(folder / "spec.yaml", header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
 
 
 def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOptions(),
@@ -106,8 +102,6 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
                 summary.notes.append(f"skipped dataset {dataset.id!r}: it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}")
             else:
                 datasets.append(dataset)
-        from dataclasses import replace
-
         spec = replace(spec, datasets=datasets)
 
         with RunStore(folder) as store, WorkerPool(options.jobs, spec.hardware.threads) as pool, \

@@ -69,6 +69,13 @@ class RunStore:
             os.close(fd)
 
 
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing: a reader never sees a half-written leaderboard."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
     """Every complete record of ``folder/runs.jsonl``, in the order written."""
     path = Path(folder) / RUNS_FILE

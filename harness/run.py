@@ -76,7 +76,7 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
     from harness.leaderboard import write_index, write_leaderboard
     from harness.registry import metrics as metric_table
     from harness.registry import default_registry
-    from harness.store import RunStore
+    from harness.store import FINISHED, RunStore, read_runs
     from harness.tuning import tune
 
     planned = [apply_options(spec, options) for spec in specs]  # every selection error before any work
@@ -109,6 +109,10 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
             write_resolved_spec(spec, folder)
             storage = options.storage or f"sqlite:///{(folder / 'optuna.db').resolve()}"
             done = store.finished_keys()
+            # params a finished test cell already froze: its pair's tuning is over, even if
+            # the Optuna storage is gone (it is not committed with the results)
+            frozen = {(r["dataset"], r["method"]): r["params"] for r in read_runs(folder)
+                      if r.get("spec_hash") == spec.spec_hash and r.get("split") == "test" and r["status"] in FINISHED}
 
             def record(cell: Cell, result: dict[str, Any], tuned: list[str]) -> None:
                 store.append({
@@ -136,6 +140,11 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
             for d, m in pairs:
                 params[(d.id, m.id)] = dict(m.params)
             for d, m in to_tune:
+                tuned_names[(d.id, m.id)] = sorted(m.search)
+                if (d.id, m.id) in frozen:
+                    params[(d.id, m.id)] = frozen[(d.id, m.id)]
+                    continue
+
                 def make_cell(trial_params, seed, d=d, m=m):
                     return Cell(spec, d, m, seed, "val", trial_params, spec.hardware.device,
                                 spec.hardware.timeout_s, data_dir, task_version)
@@ -150,7 +159,6 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
                 outcome = tune(spec, d, m, storage, goal, run_trial, make_cell, 
                                on_start=lambda n: bar.add(n * len(spec.tuning.seeds)))
                 params[(d.id, m.id)] = outcome.params
-                tuned_names[(d.id, m.id)] = sorted(m.search)
                 if outcome.error:
                     tuning_errors[(d.id, m.id)] = outcome.error
 

@@ -134,3 +134,14 @@ def test_storage_url_is_used_for_tuning(toy_env, write_spec, tmp_path):
     assert not (tmp_path / "o" / "toy" / "optuna.db").exists()
     names = {row[0] for row in sqlite3.connect(db).execute("select study_name from studies")}
     assert {n.split("/")[1] for n in names} == {"easy", "hard"} and all(n.startswith("toy/") for n in names)
+
+
+def test_resume_without_the_optuna_storage_reuses_frozen_params(toy_env, write_spec, tmp_path):
+    """Committed results carry runs.jsonl but not optuna.db: a rerun must not tune again."""
+    spec = write_spec(TOY_SPEC)
+    out = tmp_path / "o"
+    assert harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress").returncode == 0
+    (out / "toy" / "optuna.db").unlink()
+    again = harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress")
+    assert again.returncode == 0 and "nothing new to run (4 already done)" in again.stdout
+    assert not (out / "toy" / "optuna.db").exists()  # no study was opened, so none was re-run

@@ -27,7 +27,7 @@ _KILL_GRACE_S = 2.0
 # --- inside a worker -------------------------------------------------------------------
 
 _data_cache: OrderedDict = OrderedDict()
-_DATA_CACHE_SIZE = 4
+_DATA_CACHE_SIZE = 16  # every dataset of a seed, since cells run seed → method → dataset
 
 
 def _reset_peak_rss() -> bool:
@@ -85,6 +85,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
         context = Context(
             seed=cell["seed"], split=cell["split"], dataset=cell["dataset_id"], device=device,
             threads=cell["threads"], data_dir=Path(cell["data_dir"]) if cell.get("data_dir") else None,
+            precision=cell.get("precision", "fp32"),
         )
         data_key = (cell["dataset_name"], repr(sorted(cell["dataset_params"].items())), cell["seed"], cell["split"],
                     cell["dataset_id"], cell.get("data_dir"))

@@ -70,6 +70,7 @@ class Cell:
             "split": self.split,
             "device": self.device,
             "threads": self.spec.hardware.threads,
+            "precision": self.spec.hardware.precision,
             "timeout_s": self.timeout_s,
             "data_dir": str(self.data_dir) if self.data_dir else None,
         }
@@ -113,11 +114,16 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
 
 def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,
                data_dir: Path | None) -> list[Cell]:
-    """Every (dataset, seed, method) cell on the test split, dataset-major so data is reused."""
+    """Every (seed, method, dataset) cell on the test split.
+
+    Seed-major, then method: the worker's data cache holds every dataset of a seed, and a
+    task that trains once per method and seed (a source domain shared by several target
+    datasets) finds that training in its own cache while the method's targets follow.
+    """
     return [
         Cell(spec, dataset, method, seed, "test", params_by_pair[(dataset.id, method.id)],
              spec.hardware.device, spec.hardware.timeout_s, data_dir, task_version)
-        for dataset in spec.datasets
         for seed in spec.seeds
         for method in spec.methods
+        for dataset in spec.datasets
     ]

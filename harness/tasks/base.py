@@ -5,9 +5,8 @@ Kept free of heavy imports: the CLI imports this module when it validates specs.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 SPLITS = ("train", "val", "test")
 
@@ -34,7 +33,7 @@ class Context:
     device: str = "cpu"
     threads: int = 1
     data_dir: Path | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    precision: str = "fp32"  # the spec's hardware.precision: fp32, fp64, bf16 or fp16
 
     def rng(self, *purpose: str):
         """A NumPy generator for ``purpose`` (e.g. ``"data"`` or ``"method"``).

@@ -118,6 +118,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
                       traceback="".join(traceback.format_exc(limit=-6)))
     result["wall_s"] = time.perf_counter() - started
     result["peak_mib"] = round(_peak_rss_mib(), 1)
+    result["pid"] = os.getpid()
     return result
 
 
@@ -144,6 +145,7 @@ class _Worker:
     cell: tuple[Any, dict] | None = None  # (tag, cell) in flight
     deadline: float = math.inf
     started: float = 0.0
+    group: Any = None  # the group of the last cell it took
 
 
 class WorkerPool:
@@ -188,14 +190,14 @@ class WorkerPool:
     def run(self, cells: Iterable[tuple[Any, dict]]) -> Iterator[tuple[Any, dict]]:
         """Run (tag, cell) pairs; yield (tag, result) in completion order."""
         pending = list(cells)
-        pending.reverse()
         while len(self._workers) < min(self.jobs, len(pending)):
             self._workers.append(self._spawn())
         busy: list[_Worker] = []
         while pending or busy:
             for worker in self._workers:
                 if worker.cell is None and pending:
-                    tag, cell = pending.pop()
+                    tag, cell = pending.pop(self._next_for(worker, pending))
+                    worker.group = cell.get("group")
                     worker.cell, worker.started = (tag, cell), time.monotonic()
                     worker.deadline = worker.started + float(cell["timeout_s"])
                     worker.conn.send(cell)
@@ -221,6 +223,19 @@ class WorkerPool:
                     worker.cell, worker.deadline = None, math.inf
                     busy.remove(worker)
                     yield tag, result
+
+    def _next_for(self, worker: _Worker, pending: list[tuple[Any, dict]]) -> int:
+        """Index of the pending cell this worker should take next.
+
+        Cells of one ``group`` (a seed and method, whose training a task may cache in the
+        worker) stay on the worker that started the group; otherwise a worker takes the
+        first cell of a group no other worker holds, and only then any cell.
+        """
+        groups = [c.get("group") for _, c in pending]
+        if worker.group is not None and worker.group in groups:
+            return groups.index(worker.group)
+        held = {w.group for w in self._workers if w is not worker}
+        return next((i for i, g in enumerate(groups) if g is None or g not in held), 0)
 
     def _replace(self, worker: _Worker) -> None:
         self._kill(worker)

@@ -73,6 +73,8 @@ class Cell:
             "precision": self.spec.hardware.precision,
             "timeout_s": self.timeout_s,
             "data_dir": str(self.data_dir) if self.data_dir else None,
+            # a worker keeps a seed × method's cells together (a task may cache its training)
+            "group": f"{self.split}/{self.seed}/{self.method.id}",
         }
 
 

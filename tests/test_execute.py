@@ -84,3 +84,13 @@ def test_cuda_request_without_a_gpu_is_a_clear_skip(monkeypatch):
     assert resolve_device("cuda", uses_torch=False)[0] == "cpu"  # numpy tasks run on the CPU
     with pytest.raises(DeviceUnavailable, match="no CUDA device is visible"):
         resolve_device("cuda", uses_torch=True)
+
+
+def test_cells_of_one_group_stay_on_one_worker(toy_env):
+    """A task may cache a seed × method's training in the worker: its cells are not spread out."""
+    cells = [(f"{g}{i}", {**cell("toy-sleep", {"seconds": 0.5}), "group": g}) for g in "ab" for i in range(3)]
+    with WorkerPool(jobs=2) as pool:
+        results = dict(pool.run(cells))
+    for group in "ab":
+        assert len({results[f"{group}{i}"]["pid"] for i in range(3)}) == 1, group
+    assert results["a0"]["pid"] != results["b0"]["pid"]

@@ -149,3 +149,16 @@ def test_sampler_arguments_are_checked(toy_env, write_spec):
     messages = " | ".join(p.message for p in problems)
     assert "no argument 'n_startup_trial' (did you mean 'n_startup_trials'" in messages
     assert "tuning.sampler_seed" in messages and all(p.line == 17 for p in problems)
+
+
+def test_yaml_merge_keys_share_params(toy_env, write_spec):
+    text = TOY_SPEC.replace(
+        "  - {name: toy-target, id: easy, params: {noise: 0.05}}\n  - {name: toy-target, id: hard, params: {noise: 0.3}}\n",
+        "  - {name: toy-target, id: easy, params: &shared {noise: 0.05, target: 0.4}}\n"
+        "  - {name: toy-target, id: hard, params: {<<: *shared, noise: 0.3}}\n")
+    spec = load_spec(write_spec(text))
+    assert spec.dataset("hard").params == {"noise": 0.3, "target": 0.4}
+    assert spec.dataset("easy").params == {"noise": 0.05, "target": 0.4}
+    doubled = text.replace("{<<: *shared, noise: 0.3}", "{<<: *shared, noise: 0.3, noise: 0.2}")
+    problem = only_problem(write_spec(doubled))
+    assert "duplicate key 'noise'" in problem.message

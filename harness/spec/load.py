@@ -70,6 +70,7 @@ class _Positions:
         return table.get(path) or self.values.get(path, (1, 1))
 
 
+_MERGE_TAG = "tag:yaml.org,2002:merge"
 _STANDARD_TAGS = {
     "tag:yaml.org,2002:map", "tag:yaml.org,2002:seq", "tag:yaml.org,2002:str", "tag:yaml.org,2002:int",
     "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool", "tag:yaml.org,2002:null",
@@ -93,13 +94,23 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
             return None
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
-            for key_node, value_node in node.value:
+            explicit = [pair for pair in node.value if pair[0].tag != _MERGE_TAG]
+            if len(explicit) != len(node.value):
+                loader.flatten_mapping(node)  # `<<: *anchor` merge keys: the merged pairs come first
+            merged = node.value[: len(node.value) - len(explicit)]
+            for key_node, value_node in merged:
+                key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+                if isinstance(key, str) and key not in out:
+                    positions.keys[path + (key,)] = mark(key_node)
+                    out[key] = build(value_node, path + (key,))
+            inherited = set(out)
+            for key_node, value_node in explicit:
                 key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
                 line, col = mark(key_node)
                 if not isinstance(key, str):
                     problems.append(Problem(file, line, col, path, f"keys must be strings, found {describe(key)}"))
                     continue
-                if key in out:
+                if key in out and key not in inherited:
                     first = positions.keys[path + (key,)]
                     problems.append(Problem(
                         file, line, col, path + (key,),
@@ -107,6 +118,7 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
                     ))
                     continue
                 positions.keys[path + (key,)] = (line, col)
+                inherited.discard(key)  # an explicit key overrides a merged one, once
                 out[key] = build(value_node, path + (key,))
             return out
         if isinstance(node, yaml.SequenceNode):

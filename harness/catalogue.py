@@ -16,6 +16,14 @@ CATALOGUE: dict[str, dict[str, dict[str, str]]] = {
             "target": "harness.tasks.correlation_clustering:TASK",
             "about": "correlation clustering of a complete signed graph with must-link and cannot-link pairs",
         },
+        "fewshot.cdfsl": {
+            "target": "harness.tasks.fewshot.cdfsl:TASK",
+            "about": "cross-domain few-shot classification: source pre-training, 5-way 1/5-shot ProtoNet episodes on a target",
+        },
+        "fewshot.cdfss": {
+            "target": "harness.tasks.fewshot.cdfss:TASK",
+            "about": "cross-domain few-shot segmentation: source training, 1/5-shot mask episodes on a target, class-wise mIoU",
+        },
     },
     "datasets": {
         "two-block-sbm": {
@@ -37,6 +45,26 @@ CATALOGUE: dict[str, dict[str, dict[str, str]]] = {
             "task": "graph.correlation-clustering",
             "target": "harness.tasks.correlation_clustering:planted_partition",
             "about": "planted clusters with sign noise and consistent must-link / cannot-link pairs",
+        },
+        "cdfsl-digits": {
+            "task": "fewshot.cdfsl",
+            "target": "harness.tasks.fewshot.cdfsl:synthetic_digit_domains",
+            "about": "source digits 0-4; target: novel digits near / inverted + noise / as gratings, or grating textures",
+        },
+        "cdfsl-imagefolder": {
+            "task": "fewshot.cdfsl",
+            "target": "harness.tasks.fewshot.cdfsl:cdfsl_imagefolder",
+            "about": "BSCD-FSL from --data-dir: miniImageNet source; CropDisease, EuroSAT, ISIC, ChestX class folders",
+        },
+        "synthetic-shapes": {
+            "task": "fewshot.cdfss",
+            "target": "harness.tasks.fewshot.cdfss:synthetic_shapes",
+            "about": "8 source shapes on gradients; novel shapes in a target style: fss, deepglobe, chestx or isic",
+        },
+        "cdfss-folder": {
+            "task": "fewshot.cdfss",
+            "target": "harness.tasks.fewshot.cdfss:cdfss_folder",
+            "about": "CD-FSS from --data-dir: PASCAL source; Deepglobe, ISIC, Chest X-ray, FSS-1000 images with masks",
         },
     },
     "methods": {
@@ -74,6 +102,21 @@ CATALOGUE: dict[str, dict[str, dict[str, str]]] = {
             "task": "graph.correlation-clustering",
             "target": "baselines.correlation_clustering:ExactILP",
             "about": "the optimum, by an integer program over feasible clusters (small n only)",
+        },
+        "vit-protonet": {
+            "task": "fewshot.cdfsl",
+            "target": "baselines.vit:ViTProtoNet",
+            "about": "plain ViT, cross-entropy on the source, ProtoNet on frozen CLS features (test_shuffle: the patch-shuffle probe)",
+        },
+        "recit": {
+            "task": "fewshot.cdfsl",
+            "target": "implementations.recit:ReCIT",
+            "about": "ViT with patch-shuffle warm-up and channel-FFT amplitude resampling over similar-patch groups (Yi et al., ICML 2025)",
+        },
+        "dfn": {
+            "task": "fewshot.cdfss",
+            "target": "implementations.dfn:DomainFeatureNavigator",
+            "about": "frozen CNN + zero-init residual 1×1 adapters (DFN), SAM-SVN in source training, adapter fine-tuning on the support (Tong et al., ICML 2025)",
         },
     },
 }

@@ -32,4 +32,17 @@ METRICS: dict[str, Metric] = _metrics(
     ("worst_cost_over_opt", "min", "", "clustering cost / optimum cost, worst instance of the cell"),
     ("cost_over_lp", "min", "", "clustering cost / Constrained Cluster LP value, mean over instances"),
     ("violations", "min", "", "must-link or cannot-link pairs the clustering breaks (any is a failure)"),
+    # fewshot.cdfsl
+    ("accuracy_1shot", "max", "%", "5-way 1-shot accuracy on the target domain, mean over the episodes"),
+    ("accuracy_5shot", "max", "%", "5-way 5-shot accuracy on the target domain, mean over the episodes"),
+    ("accuracy_1shot_ci95", "min", "%", "half-width of the 95% interval of accuracy_1shot over episodes, 1.96·std/√E"),
+    ("accuracy_5shot_ci95", "min", "%", "half-width of the 95% interval of accuracy_5shot over episodes, 1.96·std/√E"),
+    ("source_accuracy", "max", "%", "5-way 5-shot accuracy on held-out images of the source classes"),
+    ("source_target_gap", "min", "%", "source_accuracy − accuracy_5shot: how much worse the target fares than the source"),
+    ("cka", "max", "", "linear CKA between source and target features (domain similarity, 1 = alike)"),
+    ("train_s", "min", "s", "seconds of source-domain training (the original time when a cached model is reused)"),
+    # fewshot.cdfss
+    ("miou_1shot", "max", "%", "1-shot foreground IoU on the target, intersections and unions summed per class, then averaged over classes"),
+    ("miou_5shot", "max", "%", "5-shot foreground IoU on the target, intersections and unions summed per class, then averaged over classes"),
+    ("miou", "max", "%", "mean of miou_1shot and miou_5shot"),
 )

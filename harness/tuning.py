@@ -35,7 +35,14 @@ def sampler_class(name: str):
 
 
 def make_sampler(spec: Spec):
-    return sampler_class(spec.tuning.sampler)(seed=spec.tuning.sampler_seed, **spec.tuning.sampler_args)
+    import warnings
+
+    import optuna
+
+    with warnings.catch_warnings():
+        # QMC and GP samplers are flagged experimental; the spec chose one on purpose
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        return sampler_class(spec.tuning.sampler)(seed=spec.tuning.sampler_seed, **spec.tuning.sampler_args)
 
 
 def suggest(trial, name: str, space: dict[str, Any]) -> Any:

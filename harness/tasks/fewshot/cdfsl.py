@@ -1,0 +1,554 @@
+"""Task ``fewshot.cdfsl``: pre-train on a source domain, then N-way K-shot episodes on a target domain.
+
+Protocol (ReCIT, Yi et al., ICML 2025, and its CLS-token code base). A method
+(:class:`FewShotLearner`) is trained once on the labelled source images, then only
+embeds images: the task draws every episode itself, computes prototypes from the frozen
+features and scores the queries, so a method never sees a query label.
+
+* Features are L2-normalised; the mean of the episode's *support* features is subtracted
+  from support and query features; both are L2-normalised again; the prototypes are the
+  class means of the support features and a query goes to the prototype at the least
+  squared Euclidean distance (:func:`protonet_accuracy`).
+* ``accuracy_1shot`` / ``accuracy_5shot``: mean accuracy (%) over the episodes on the
+  target domain, ``…_ci95`` the half-width 1.96·std/√E of the paper's interval.
+* ``source_accuracy``: 5-shot accuracy (%) of the same protocol on held-out images of the
+  source classes (images never trained on); ``source_target_gap`` = source_accuracy −
+  accuracy_5shot, the quantity the paper's phenomenon is about.
+* ``cka``: linear CKA between the held-out source features and the target features
+  (:func:`harness.tasks.fewshot.images.linear_cka`).
+* ``train_s``: seconds of source training; ``runtime_s``: seconds of the method's
+  :meth:`~FewShotLearner.embed` calls in this cell.
+
+Caching. The source domain and the training budget do not depend on the target, so the
+task keeps the last two source-trained models of a worker process (cells run seed →
+method → dataset) and reuses one when everything that determines it matches: the
+method's class and parameters (less those listed in its ``eval_params``), the seed, the
+source data, the budget, the device and the precision. ``train_s`` then reports the
+original training time.
+
+Loaders: :func:`synthetic_digit_domains` (scikit-learn's bundled digits and procedural
+gratings, no download) and :func:`cdfsl_imagefolder` (the BSCD-FSL benchmark under
+``--data-dir``).
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from harness.tasks.base import Context, DataUnavailable
+from harness.tasks.fewshot.episodes import Episodes, sample_episodes
+from harness.tasks.fewshot.images import (
+    IMAGE_SUFFIXES,
+    class_folders,
+    gratings,
+    linear_cka,
+    read_images,
+    smooth_noise,
+    to_rgb_uint8,
+    upsample_digits,
+    write_image_folder,
+)
+
+SHOTS = (1, 5)
+SOURCE_SHOTS = 5
+SYNTHETIC_TARGETS = ("near", "inverted", "grating", "texture")
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass(frozen=True, eq=False)
+class Domain:
+    """Images (N, 3, H, W) uint8, read-only, with one integer label each."""
+
+    name: str
+    images: np.ndarray
+    labels: np.ndarray
+
+    def __post_init__(self):
+        if self.images.ndim != 4 or self.images.shape[1] != 3 or self.images.dtype != np.uint8:
+            raise ValueError(f"domain {self.name}: images must be uint8 (N, 3, H, W); got {self.images.dtype} {self.images.shape}")
+        if self.labels.shape != (self.images.shape[0],):
+            raise ValueError(f"domain {self.name}: {self.labels.shape[0]} labels for {self.images.shape[0]} images")
+        self.images.setflags(write=False)  # shared by every method of a cell through the engine's cache
+        self.labels.setflags(write=False)
+
+
+@dataclass(frozen=True, eq=False)
+class CdfslData:
+    """One target domain with its source domain, the episode settings and the training budget."""
+
+    source_train: Domain
+    source_heldout: Domain
+    target: Domain
+    source_key: tuple  # what determines the source data: part of the trained-model cache key
+    ways: int = 5
+    queries: int = 15
+    episodes: int = 600
+    epochs: int = 30
+    batch_size: int = 64
+
+
+def _source_context(context: Context) -> Context:
+    """The context of everything source-side: the same for val and test and for every target.
+
+    The source domain is training data, so its stream is the ``train`` split's; the split
+    only changes the target side.
+    """
+    return replace(context, split="train", dataset="cdfsl-source")
+
+
+def _check_budget(ways: int, queries: int, episodes: int, epochs: int, batch_size: int) -> None:
+    for name, value in (("ways", ways), ("queries", queries), ("episodes", episodes), ("epochs", epochs),
+                        ("batch_size", batch_size)):
+        if int(value) != value or value < 1:
+            raise ValueError(f"{name}={value} must be a positive integer")
+
+
+_SOURCES: OrderedDict = OrderedDict()  # one array per source domain, shared by the datasets of a worker
+
+
+def _cached_source(key: tuple, build):
+    if key not in _SOURCES:
+        _SOURCES[key] = build()
+        if len(_SOURCES) > 2:
+            _SOURCES.popitem(last=False)
+    _SOURCES.move_to_end(key)
+    return _SOURCES[key]
+
+
+@lru_cache(maxsize=1)
+def _digits():
+    """scikit-learn's bundled digits (parsed once per process)."""
+    from sklearn.datasets import load_digits
+
+    return load_digits()
+
+
+def _digits_by_class(classes, per_class: int | None, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Indices into scikit-learn's digits, ``per_class`` of each class (all when None), and their labels."""
+    target = _digits().target
+    chosen = []
+    for digit in classes:
+        members = np.flatnonzero(target == digit)
+        if per_class is not None:
+            if per_class > members.size:
+                raise ValueError(f"per_class={per_class}: digit {digit} has only {members.size} images")
+            members = np.sort(rng.choice(members, size=per_class, replace=False))
+        chosen.append(members)
+    index = np.concatenate(chosen)
+    return index, target[index]
+
+
+def _split_heldout(labels: np.ndarray, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the training and the held-out images: ``fraction`` of every class held out."""
+    if not 0.0 < fraction < 1.0:
+        raise ValueError(f"heldout_fraction={fraction} must lie strictly between 0 and 1")
+    train, heldout = [], []
+    for label in np.unique(labels):
+        members = rng.permutation(np.flatnonzero(labels == label))
+        cut = max(1, int(round(fraction * members.size)))
+        heldout.append(members[:cut])
+        train.append(members[cut:])
+    return np.sort(np.concatenate(train)), np.sort(np.concatenate(heldout))
+
+
+def _half_for_split(members: np.ndarray, split: str, rng: np.random.Generator) -> np.ndarray:
+    """Validation gets one half of a class's images and test the other (from a split-independent ``rng``)."""
+    shuffled = rng.permutation(members)
+    half = shuffled.size // 2
+    return np.sort(shuffled[half:] if split == "test" else shuffled[:half])
+
+
+def style_images(strokes: np.ndarray, style: str, shift: float, rng: np.random.Generator) -> np.ndarray:
+    """Render (N, S, S) digit strokes in [0, 1] in a target style, as grey images in [0, 1].
+
+    * ``near``: unchanged (the source's style);
+    * ``inverted``: (1 − shift)·d + shift·(1 − d) plus Gaussian noise of std 0.2·shift;
+    * ``grating``: strokes filled with an oriented sinusoid (5–8 periods per image) over a
+      background of a weaker, roughly orthogonal grating (2–4 periods) mixed with smooth
+      noise, so that the mean intensities of stroke and background match and only texture
+      marks the digit; blended with the clean strokes as (1 − shift)·d + shift·textured.
+    """
+    n, size, _ = strokes.shape
+    if style == "near":
+        return strokes
+    if style == "inverted":
+        inverted = (1.0 - shift) * strokes + shift * (1.0 - strokes)
+        return np.clip(inverted + rng.normal(0.0, 0.2 * shift, strokes.shape), 0.0, 1.0)
+    if style == "grating":
+        theta = rng.uniform(0.0, np.pi, n)
+        foreground = gratings(size, theta, rng.uniform(5.0, 8.0, n), rng.uniform(0.0, 2 * np.pi, n))
+        theta_back = theta + np.pi / 2 + rng.uniform(-np.pi / 8, np.pi / 8, n)
+        background = gratings(size, theta_back, rng.uniform(2.0, 4.0, n), rng.uniform(0.0, 2 * np.pi, n))
+        background = 0.5 * (0.5 + 0.5 * (background - 0.5)) + 0.5 * smooth_noise(n, size, rng)
+        textured = strokes * foreground + (1.0 - strokes) * background
+        return (1.0 - shift) * strokes + shift * textured
+    raise ValueError(f"style {style!r} is unknown; expected one of near, inverted, grating")
+
+
+def texture_classes(per_class: int, size: int, shift: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Five procedural texture classes, (5·per_class, S, S) grey images in [0, 1] and labels 0..4.
+
+    Class c is a grating at orientation c·π/5 with 3·(8/3)^(c/4) periods per image (3 to 8),
+    each instance with orientation jitter (std π/40), a ±5 % frequency jitter, a random
+    phase, a random distractor grating of contrast 0.3·shift and pixel noise of std
+    0.1·shift. Only local (within-patch) patterns tell the classes apart.
+    """
+    labels = np.repeat(np.arange(5), per_class)
+    n = labels.size
+    theta = labels * np.pi / 5 + rng.normal(0.0, np.pi / 40, n)
+    cycles = 3.0 * (8.0 / 3.0) ** (labels / 4) * np.exp(rng.normal(0.0, 0.05, n))
+    signal = gratings(size, theta, cycles, rng.uniform(0.0, 2 * np.pi, n))
+    distractor = gratings(size, rng.uniform(0.0, np.pi, n), rng.uniform(2.0, 8.0, n), rng.uniform(0.0, 2 * np.pi, n))
+    images = (signal + 0.3 * shift * distractor) / (1.0 + 0.3 * shift)
+    return np.clip(images + rng.normal(0.0, 0.1 * shift, images.shape), 0.0, 1.0), labels
+
+
+def synthetic_digit_domains(
+    context: Context,
+    *,
+    target: str = "grating",
+    image_size: int = 32,
+    shift: float = 1.0,
+    source_classes: tuple[int, ...] = (0, 1, 2, 3, 4),
+    target_classes: tuple[int, ...] = (5, 6, 7, 8, 9),
+    per_class: int | None = None,
+    heldout_fraction: float = 0.3,
+    ways: int = 5,
+    queries: int = 15,
+    episodes: int = 600,
+    epochs: int = 30,
+    batch_size: int = 64,
+) -> CdfslData:
+    """Source: digits ``source_classes``; target: novel classes under a domain shift (the paper note's CPU setting).
+
+    Digits are scikit-learn's bundled 8×8 images, upsampled bilinearly to ``image_size``
+    with random shifts of ±3 px per 32 px. Source images (``per_class`` per class, all
+    ≈180 when None) are split per class into training and ``heldout_fraction`` held-out
+    images; they depend on the seed only, not on the split or the target.
+
+    ``target``: ``near`` (``target_classes`` in the source style), ``inverted`` (inverted
+    intensity + noise), ``grating`` (strokes as oriented gratings on a textured
+    background; far), ``texture`` (five grating texture classes; far) — see
+    :func:`style_images` and :func:`texture_classes`; ``shift`` in [0, 1] scales the
+    shift. Validation and test use disjoint halves of each target digit class (the
+    texture target draws fresh instances per split), so tuning never sees a test image.
+
+    ``ways``, ``queries``, ``episodes``: the episodes (1- and 5-shot are both evaluated);
+    ``epochs``, ``batch_size``: the source-training budget, the same for every method.
+    """
+    _check_budget(ways, queries, episodes, epochs, batch_size)
+    if target not in SYNTHETIC_TARGETS:
+        raise ValueError(f"target={target!r} is unknown; expected one of {', '.join(SYNTHETIC_TARGETS)}")
+    if image_size < 8:
+        raise ValueError(f"image_size={image_size} must be at least 8")
+    if not 0.0 <= shift <= 1.0:
+        raise ValueError(f"shift={shift} must lie in [0, 1]")
+    source_classes = tuple(int(c) for c in source_classes)
+    target_classes = tuple(int(c) for c in target_classes)
+    if set(source_classes) & set(target_classes) or not set(source_classes) | set(target_classes) <= set(range(10)):
+        raise ValueError(f"source_classes {list(source_classes)} and target_classes {list(target_classes)} "
+                         "must be disjoint digits 0..9")
+    max_shift = int(round(3 * image_size / 32))
+    source_context = _source_context(context)
+    source_key = ("cdfsl-digits", context.seed, image_size, source_classes, per_class, heldout_fraction)
+
+    def build_source():
+        rng = source_context.rng("data", "digits")
+        index, labels = _digits_by_class(source_classes, per_class, rng)
+        strokes = upsample_digits(_digits().images[index], image_size, max_shift, rng)
+        train, heldout = _split_heldout(labels, heldout_fraction, rng)
+        images = to_rgb_uint8(strokes)
+        return (Domain("source", images[train], labels[train].copy()),
+                Domain("source-heldout", images[heldout], labels[heldout].copy()))
+
+    source_train, source_heldout = _cached_source(source_key, build_source)
+
+    rng = context.rng("data", target)
+    if target == "texture":
+        count = per_class if per_class is not None else 90  # about half a digit class, like the digit targets
+        grey, labels = texture_classes(count, image_size, shift, rng)
+    else:
+        digits = _digits()
+        partition = source_context.rng("partition", "target-digits")
+        halves = [_half_for_split(np.flatnonzero(digits.target == c), context.split, partition) for c in target_classes]
+        if per_class is not None:
+            if per_class > min(h.size for h in halves):
+                raise ValueError(f"per_class={per_class}: a split holds only {min(h.size for h in halves)} images of a class")
+            halves = [np.sort(rng.choice(h, size=per_class, replace=False)) for h in halves]
+        index = np.concatenate(halves)
+        strokes = upsample_digits(digits.images[index], image_size, max_shift, rng)
+        grey, labels = style_images(strokes, target, shift, rng), digits.target[index]
+    target_domain = Domain(target, to_rgb_uint8(grey), np.asarray(labels, dtype=np.int64))
+    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
+
+
+def _domain_folder(base: Path, name: str, prefer: str | None = None) -> Path:
+    """``base/name``, descending into a ``prefer`` sub-folder or a lone wrapping folder (e.g. EuroSAT/2750)."""
+    folder = base / name
+    if not folder.is_dir():
+        raise DataUnavailable(f"cdfsl-imagefolder: no folder {folder} (expected {name}/ with one sub-folder of images "
+                              f"per class under the data directory)")
+    if prefer and (folder / prefer).is_dir():
+        folder = folder / prefer
+    while True:
+        subs = [p for p in folder.iterdir() if p.is_dir()]
+        has_images = any(p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES for p in folder.iterdir())
+        if len(subs) == 1 and not has_images and class_folders(subs[0]):
+            folder = subs[0]
+        else:
+            return folder
+
+
+def cdfsl_imagefolder(
+    context: Context,
+    *,
+    target: str = "EuroSAT",
+    source: str = "miniImageNet",
+    root: str | None = None,
+    image_size: int = 224,
+    source_per_class: int | None = 100,
+    target_per_class: int | None = 100,
+    heldout_fraction: float = 0.2,
+    ways: int = 5,
+    queries: int = 15,
+    episodes: int = 600,
+    epochs: int = 50,
+    batch_size: int = 16,
+) -> CdfslData:
+    """The BSCD-FSL benchmark from image folders under ``--data-dir`` (or ``root``).
+
+    Layout: ``DATA_DIR/miniImageNet/`` (a ``train/`` sub-folder is used when present) and
+    ``DATA_DIR/<target>/`` for CropDisease, EuroSAT, ISIC and ChestX, each holding one
+    sub-folder of images per class (a lone wrapping folder such as EuroSAT's ``2750/`` is
+    descended into; ISIC and ChestX, which ship as CSV labels, must be arranged this way).
+    Images are read with Pillow, the shorter side resized to ``image_size`` and centre-
+    cropped. ``source_per_class`` / ``target_per_class`` cap the images kept per class
+    (None: all), drawn at random; the source's held-out images (``heldout_fraction`` of
+    each class) give ``source_accuracy``; validation and test use disjoint halves of each
+    target class. Missing folders skip the dataset with one line.
+    """
+    _check_budget(ways, queries, episodes, epochs, batch_size)
+    base = Path(root) if root else (Path(context.data_dir) if context.data_dir else None)
+    if base is None:
+        raise DataUnavailable("cdfsl-imagefolder needs real data: pass --data-dir DIR (or set HARNESS_DATA_DIR) "
+                              f"holding {source}/ and {target}/ image folders")
+    source_context = _source_context(context)
+    threads = max(1, int(context.threads))
+    source_folder = _domain_folder(base, source, prefer="train")
+    source_key = ("cdfsl-imagefolder", context.seed, str(source_folder.resolve()), image_size, source_per_class,
+                  heldout_fraction)
+
+    def build_source():
+        rng = source_context.rng("data", "imagefolder")
+        files, labels = _pick_files(class_folders(source_folder), source_per_class, rng, source_folder)
+        train, heldout = _split_heldout(labels, heldout_fraction, rng)
+        images = read_images(files, image_size, threads)
+        return (Domain(source, images[train], labels[train]), Domain(f"{source}-heldout", images[heldout], labels[heldout]))
+
+    source_train, source_heldout = _cached_source(source_key, build_source)
+    target_folder = _domain_folder(base, target)
+    partition = source_context.rng("partition", "imagefolder", target)
+    halves = [(name, [files[i] for i in _half_for_split(np.arange(len(files)), context.split, partition)])
+              for name, files in class_folders(target_folder)]
+    files, labels = _pick_files(halves, target_per_class, context.rng("data", target), target_folder)
+    target_domain = Domain(target, read_images(files, image_size, threads), labels)
+    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
+
+
+def _pick_files(classes: list[tuple[str, list[Path]]], per_class: int | None, rng: np.random.Generator,
+                folder: Path) -> tuple[list[Path], np.ndarray]:
+    if len(classes) < 2:
+        raise DataUnavailable(f"cdfsl-imagefolder: {folder} holds {len(classes)} class folder(s) with images; need several")
+    files, labels = [], []
+    for label, (_, members) in enumerate(classes):
+        if per_class is not None and len(members) > per_class:
+            members = [members[i] for i in np.sort(rng.choice(len(members), size=per_class, replace=False))]
+        files.extend(members)
+        labels.extend([label] * len(members))
+    return files, np.asarray(labels, dtype=np.int64)
+
+
+# --------------------------------------------------------------------------- scoring
+
+
+def _l2_normalise(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=-1, keepdims=True), 1e-12)
+
+
+def protonet_accuracy(features: np.ndarray, episodes: Episodes, chunk_elements: int = 2**24) -> np.ndarray:
+    """Accuracy (%) of every episode, scored with support-mean-centred prototypes (episodes batched).
+
+    features: (N, D), one row per image of the pool the episodes index. Per episode:
+    L2-normalise, subtract the mean of the support features from support and queries,
+    L2-normalise again, prototypes = class means of the support, score = −squared distance.
+    Episodes are scored in chunks of about ``chunk_elements`` gathered feature values, so
+    4000 episodes of 384-d features stay within a few hundred MB.
+    """
+    f = _l2_normalise(np.asarray(features, dtype=np.float64))
+    _, ways, shots = episodes.support.shape
+    per_episode = ways * (shots + episodes.query.shape[2]) * f.shape[1]
+    step = max(1, chunk_elements // per_episode)
+    return np.concatenate([
+        _protonet_chunk(f, episodes.support[start:start + step], episodes.query[start:start + step])
+        for start in range(0, episodes.count, step)
+    ])
+
+
+def _protonet_chunk(f: np.ndarray, support_index: np.ndarray, query_index: np.ndarray) -> np.ndarray:
+    support = f[support_index]  # (E, N, K, D)
+    query = f[query_index]  # (E, N, Q, D)
+    centre = support.mean(axis=(1, 2), keepdims=True)
+    support = _l2_normalise(support - centre)
+    query = _l2_normalise(query - centre)
+    prototypes = support.mean(axis=2)  # (E, N, D)
+    distance = (
+        (query**2).sum(-1)[..., None]
+        - 2.0 * np.einsum("enqd,emd->enqm", query, prototypes)
+        + (prototypes**2).sum(-1)[:, None, None, :]
+    )  # (E, N, Q, N): query of way n against prototype m
+    predicted = np.argmax(-distance, axis=-1)
+    correct = predicted == np.arange(predicted.shape[1])[None, :, None]
+    return 100.0 * correct.mean(axis=(1, 2))
+
+
+def ci95(accuracies: np.ndarray) -> float:
+    """Half-width of the paper's 95% interval over episodes, 1.96·std/√E."""
+    return float(1.96 * np.std(accuracies) / np.sqrt(len(accuracies)))
+
+
+# --------------------------------------------------------------------------- the task
+
+
+class FewShotLearner(Protocol):
+    """What a method of ``fewshot.cdfsl`` implements."""
+
+    def fit_source(self, images: np.ndarray, labels: np.ndarray, context: Context, *, epochs: int,
+                   batch_size: int) -> None:
+        """Train on the labelled source domain: uint8 images (N, 3, H, W), integer labels.
+
+        ``context`` carries the device, precision and thread count, and ``context.rng(...)``
+        is the method's only source of randomness (the same for every target and split).
+        ``epochs`` and ``batch_size`` are the task's budget, the same for every method.
+        """
+        ...
+
+    def embed(self, images: np.ndarray) -> np.ndarray:
+        """Frozen (N, D) features of uint8 images (N, 3, H, W); the task scores episodes on them."""
+        ...
+
+
+_TRAINED: OrderedDict = OrderedDict()  # source-trained models of this worker: key → (fitted attributes, train_s)
+_TRAINED_SIZE = 2
+
+
+def _training_key(method: Any, data: CdfslData, context: Context) -> tuple:
+    skip = set(getattr(type(method), "eval_params", ()))
+    params = sorted((k, repr(v)) for k, v in vars(method).items()
+                    if not k.startswith("_") and not k.endswith("_") and k not in skip)
+    return (type(method).__module__, type(method).__qualname__, tuple(params), context.seed, data.source_key,
+            data.epochs, data.batch_size, context.device, context.precision)
+
+
+def tiny_image_folders() -> Path:
+    """A miniature BSCD-FSL layout (source + EuroSAT, 16 px) in the temp folder, written once per machine."""
+    root = Path(tempfile.gettempdir()) / "harness-cdfsl-tiny-v2"
+    if root.is_dir():
+        return root
+    rng = np.random.default_rng(0)
+    staging = Path(tempfile.mkdtemp(prefix="harness-cdfsl-tiny-"))
+    for domain, count in (("miniImageNet", 16), ("EuroSAT", 20)):
+        by_class = {}
+        for c in range(5):
+            grey = gratings(16, np.full(count, c * np.pi / 5), rng.uniform(2, 6, count), rng.uniform(0, 6.28, count))
+            tint = rng.uniform(0.3, 1.0, (count, 3, 1, 1))
+            by_class[f"class{c}"] = to_rgb_uint8(grey[:, None] * tint)
+        write_image_folder(staging / domain, by_class)
+    try:
+        os.rename(staging, root)
+    except OSError:  # another process wrote it first
+        import shutil
+
+        shutil.rmtree(staging, ignore_errors=True)
+    return root
+
+
+class CrossDomainFewShotTask:
+    """Source pre-training, then 5-way 1-/5-shot ProtoNet episodes on one target domain."""
+
+    name = "fewshot.cdfsl"
+    version = "1"
+    uses_torch = True
+    metrics = ("accuracy_1shot", "accuracy_1shot_ci95", "accuracy_5shot", "accuracy_5shot_ci95", "source_accuracy",
+               "source_target_gap", "cka", "train_s", "runtime_s")
+    protocol = FewShotLearner
+
+    @property
+    def tiny(self) -> dict[str, dict[str, Any]]:
+        """Small configurations for the conformance test; the image-folder one reads a generated miniature."""
+        small = {"image_size": 16, "per_class": 40, "queries": 3, "episodes": 4, "epochs": 1, "batch_size": 64}
+        return {
+            "cdfsl-digits": {**small, "target": "grating"},
+            "cdfsl-imagefolder": {"root": str(tiny_image_folders()), "image_size": 16, "source_per_class": None,
+                                  "target_per_class": None, "heldout_fraction": 0.5, "queries": 3, "episodes": 4,
+                                  "epochs": 1, "batch_size": 32},
+        }
+
+    def evaluate(self, method: FewShotLearner, data: CdfslData, context: Context) -> dict[str, float]:
+        who = type(method).__name__
+        key = _training_key(method, data, context)
+        if key in _TRAINED:
+            fitted, train_s = _TRAINED[key]
+            _TRAINED.move_to_end(key)
+            for name, value in fitted.items():
+                setattr(method, name, value)
+        else:
+            started = time.perf_counter()
+            method.fit_source(data.source_train.images, data.source_train.labels, _source_context(context),
+                              epochs=data.epochs, batch_size=data.batch_size)
+            train_s = time.perf_counter() - started
+            fitted = {k: v for k, v in vars(method).items() if k.endswith("_") and not k.startswith("_")}
+            _TRAINED[key] = (fitted, train_s)
+            if len(_TRAINED) > _TRAINED_SIZE:
+                _TRAINED.popitem(last=False)
+
+        started = time.perf_counter()
+        target = np.asarray(method.embed(data.target.images))
+        source = np.asarray(method.embed(data.source_heldout.images))
+        runtime_s = time.perf_counter() - started
+        for name, features, domain in (("target", target, data.target), ("source", source, data.source_heldout)):
+            if features.ndim != 2 or features.shape[0] != domain.images.shape[0]:
+                raise ValueError(f"{who}.embed returned shape {features.shape} for {domain.images.shape[0]} {name} images; "
+                                 "expected (N, D)")
+            if not np.all(np.isfinite(features)):
+                raise ValueError(f"{who}.embed returned non-finite {name} features")
+
+        metrics: dict[str, float] = {}
+        for shots in SHOTS:
+            episodes = sample_episodes(data.target.labels, ways=data.ways, shots=shots, queries=data.queries,
+                                       episodes=data.episodes, rng=context.rng("episodes", "target", f"{shots}-shot"))
+            accuracies = protonet_accuracy(target, episodes)
+            metrics[f"accuracy_{shots}shot"] = float(accuracies.mean())
+            metrics[f"accuracy_{shots}shot_ci95"] = ci95(accuracies)
+        # source episodes depend on the seed and split only, so every target's cell reports the same number
+        source_rng = replace(context, dataset="cdfsl-source").rng("episodes", "source", f"{SOURCE_SHOTS}-shot")
+        source_episodes = sample_episodes(data.source_heldout.labels, ways=data.ways, shots=SOURCE_SHOTS,
+                                          queries=data.queries, episodes=data.episodes, rng=source_rng)
+        metrics["source_accuracy"] = float(protonet_accuracy(source, source_episodes).mean())
+        metrics["source_target_gap"] = metrics["source_accuracy"] - metrics[f"accuracy_{SOURCE_SHOTS}shot"]
+        metrics["cka"] = linear_cka(source, target)
+        metrics["train_s"] = train_s
+        metrics["runtime_s"] = runtime_s
+        return metrics
+
+
+TASK = CrossDomainFewShotTask()

@@ -1,0 +1,181 @@
+"""Image utilities shared by the few-shot tasks: numpy only, no torch.
+
+* synthetic images: :func:`resize_bilinear`, :func:`translate`, :func:`upsample_digits`
+  (scikit-learn's bundled 8×8 digits at any size), :func:`gratings` (oriented sinusoids),
+  :func:`smooth_noise` (a low-frequency random texture), :func:`to_rgb_uint8`;
+* real images: :func:`read_image_folder` (one sub-folder per class, read with Pillow) and
+  :func:`write_image_folder` (the same layout, for tests and tiny configurations);
+* :func:`linear_cka`, the domain-similarity measure between two sets of features.
+
+Images handed to methods are ``uint8`` arrays of shape (N, 3, H, W): four times smaller
+than float32, which matters for real data at 224 px.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm")
+
+
+# --------------------------------------------------------------------------- synthetic images
+
+
+def interpolation_matrix(n_in: int, n_out: int) -> np.ndarray:
+    """(n_out, n_in) bilinear weights with half-pixel centres (``align_corners=False``), edges clamped."""
+    position = (np.arange(n_out) + 0.5) * (n_in / n_out) - 0.5
+    position = np.clip(position, 0.0, n_in - 1.0)
+    low = np.floor(position).astype(int)
+    high = np.minimum(low + 1, n_in - 1)
+    frac = position - low
+    weights = np.zeros((n_out, n_in))
+    np.add.at(weights, (np.arange(n_out), low), 1.0 - frac)
+    np.add.at(weights, (np.arange(n_out), high), frac)
+    return weights
+
+
+def resize_bilinear(images: np.ndarray, size: int | tuple[int, int]) -> np.ndarray:
+    """Resize the last two axes of ``images`` to ``size`` by separable bilinear interpolation."""
+    height, width = (size, size) if isinstance(size, int) else size
+    rows = interpolation_matrix(images.shape[-2], height)
+    cols = interpolation_matrix(images.shape[-1], width)
+    return np.einsum("yh,...hw,xw->...yx", rows, images, cols, optimize=True)
+
+
+def translate(images: np.ndarray, dy: np.ndarray, dx: np.ndarray) -> np.ndarray:
+    """Shift image i of (N, H, W) by (dy[i], dx[i]) whole pixels, filling with zeros."""
+    n, height, width = images.shape
+    pad = int(max(np.abs(dy).max(initial=0), np.abs(dx).max(initial=0)))
+    padded = np.pad(images, ((0, 0), (pad, pad), (pad, pad)))
+    rows = pad - np.asarray(dy)[:, None] + np.arange(height)[None, :]  # output row r reads input row r - dy
+    cols = pad - np.asarray(dx)[:, None] + np.arange(width)[None, :]
+    return padded[np.arange(n)[:, None, None], rows[:, :, None], cols[:, None, :]]
+
+
+def upsample_digits(digits: np.ndarray, size: int, max_shift: int, rng: np.random.Generator) -> np.ndarray:
+    """scikit-learn's 8×8 digits (values 0..16) as (N, size, size) strokes in [0, 1].
+
+    Bilinear upsampling to ``size``, then a random whole-pixel shift in
+    [-max_shift, max_shift] along each axis (the note's ±3 px at 32 px).
+    """
+    strokes = resize_bilinear(np.asarray(digits, dtype=float).reshape(-1, 8, 8) / 16.0, size)
+    dy = rng.integers(-max_shift, max_shift + 1, size=strokes.shape[0])
+    dx = rng.integers(-max_shift, max_shift + 1, size=strokes.shape[0])
+    return np.clip(translate(strokes, dy, dx), 0.0, 1.0)
+
+
+def gratings(size: int, theta: np.ndarray, cycles: np.ndarray, phase: np.ndarray) -> np.ndarray:
+    """(N, size, size) sinusoids 0.5 + 0.5 sin(2π·cycles·(x cos θ + y sin θ)/size + phase).
+
+    ``cycles`` counts periods across the image width, so a grating looks the same at any size.
+    """
+    coords = np.arange(size, dtype=float)
+    theta, cycles, phase = (np.asarray(v, dtype=float)[:, None, None] for v in (theta, cycles, phase))
+    along = coords[None, None, :] * np.cos(theta) + coords[None, :, None] * np.sin(theta)
+    return 0.5 + 0.5 * np.sin(2.0 * np.pi * cycles * along / size + phase)
+
+
+def smooth_noise(n: int, size: int, rng: np.random.Generator, cells: int = 4) -> np.ndarray:
+    """(n, size, size) low-frequency texture in [0, 1]: uniform noise on a coarse grid, upsampled."""
+    coarse = rng.random((n, cells + 1, cells + 1))
+    return resize_bilinear(coarse, size)
+
+
+def to_rgb_uint8(images: np.ndarray) -> np.ndarray:
+    """Grey (N, H, W) or colour (N, 3, H, W) floats in [0, 1] as (N, 3, H, W) uint8."""
+    images = np.asarray(images, dtype=float)
+    if images.ndim == 3:
+        images = np.repeat(images[:, None], 3, axis=1)
+    return np.round(np.clip(images, 0.0, 1.0) * 255.0).astype(np.uint8)
+
+
+# --------------------------------------------------------------------------- similarity
+
+
+def linear_cka(source: np.ndarray, target: np.ndarray) -> float:
+    """Linear CKA between two domains' features, with the feature channels as the paired samples.
+
+    Images of two domains are not paired, but their feature channels are. Each domain's
+    features (n_s × d, n_t × d) are centred over its images; with the channels as samples,
+    linear CKA (Kornblith et al., 2019) reduces to the alignment of the two d × d
+    covariance matrices, ⟨Σ_s, Σ_t⟩_F / (‖Σ_s‖_F ‖Σ_t‖_F). It lies in [0, 1], equals 1 when
+    the two covariances are proportional (e.g. two samples of one distribution, as n grows),
+    and is invariant to an isotropic scaling of either domain's features and to one
+    orthogonal map applied to both.
+    """
+    x = np.asarray(source, dtype=float)
+    y = np.asarray(target, dtype=float)
+    if x.ndim != 2 or y.ndim != 2 or x.shape[1] != y.shape[1]:
+        raise ValueError(f"features of shapes {x.shape} and {y.shape}: need (n, d) and (m, d)")
+    x = x - x.mean(axis=0)
+    y = y - y.mean(axis=0)
+    cov_x = x.T @ x / x.shape[0]
+    cov_y = y.T @ y / y.shape[0]
+    denominator = np.linalg.norm(cov_x) * np.linalg.norm(cov_y)
+    if denominator == 0.0:
+        return float("nan")  # a domain whose features are all equal has no covariance to compare
+    return float(np.sum(cov_x * cov_y) / denominator)
+
+
+# --------------------------------------------------------------------------- image folders
+
+
+def class_folders(folder: Path) -> list[tuple[str, list[Path]]]:
+    """(class name, sorted image files) for every sub-folder of ``folder`` that holds images.
+
+    Images may sit at any depth below their class folder. Sorted, so that the order never
+    depends on the file system.
+    """
+    classes = []
+    for sub in sorted(p for p in Path(folder).iterdir() if p.is_dir()):
+        files = sorted(p for p in sub.rglob("*") if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES)
+        if files:
+            classes.append((sub.name, files))
+    return classes
+
+
+def load_image(path: Path, size: int) -> np.ndarray:
+    """(3, size, size) uint8: the image's shorter side resized to ``size``, then a centre crop."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        image = image.convert("RGB")
+        width, height = image.size
+        scale = size / min(width, height)
+        new_size = (max(size, round(width * scale)), max(size, round(height * scale)))
+        image = image.resize(new_size, Image.BILINEAR)
+        left = (new_size[0] - size) // 2
+        top = (new_size[1] - size) // 2
+        image = image.crop((left, top, left + size, top + size))
+        return np.asarray(image, dtype=np.uint8).transpose(2, 0, 1).copy()
+
+
+def read_images(files: list[Path], size: int, threads: int = 1) -> np.ndarray:
+    """(N, 3, size, size) uint8 from image files; decoding runs on ``threads`` threads."""
+    out = np.empty((len(files), 3, size, size), dtype=np.uint8)
+    if threads <= 1 or len(files) < 64:
+        for i, path in enumerate(files):
+            out[i] = load_image(path, size)
+        return out
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:  # Pillow releases the GIL while decoding
+        for i, image in enumerate(pool.map(lambda p: load_image(p, size), files)):
+            out[i] = image
+    return out
+
+
+def write_image_folder(root: Path, images_by_class: dict[str, np.ndarray]) -> Path:
+    """Write ``root/<class>/<i>.png`` for uint8 images of shape (n, 3, H, W) or (n, H, W, 3)."""
+    from PIL import Image
+
+    root = Path(root)
+    for name, images in images_by_class.items():
+        folder = root / name
+        folder.mkdir(parents=True, exist_ok=True)
+        for i, image in enumerate(np.asarray(images, dtype=np.uint8)):
+            if image.ndim == 3 and image.shape[0] == 3 and image.shape[-1] != 3:
+                image = image.transpose(1, 2, 0)
+            Image.fromarray(np.ascontiguousarray(image)).save(folder / f"{i:04d}.png")
+    return root

@@ -1,0 +1,440 @@
+"""fewshot.cdfsl: the ProtoNet protocol, CKA, episodes, loaders, the ViT and ReCIT's perturbations."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.tasks.base import Context, DataUnavailable
+from harness.tasks.fewshot import cdfsl
+from harness.tasks.fewshot.cdfsl import (
+    TASK,
+    cdfsl_imagefolder,
+    ci95,
+    protonet_accuracy,
+    synthetic_digit_domains,
+)
+from harness.tasks.fewshot.episodes import Episodes, sample_episodes
+from harness.tasks.fewshot.images import linear_cka, resize_bilinear, translate, write_image_folder
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """One thread, as the spec runs cells: on a busy 2-core machine two threads thrash."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+# --------------------------------------------------------------------------- ProtoNet scoring
+
+
+def test_protonet_centring_against_a_hand_computation():
+    # 2-way 2-shot. Way A: (4,0), (5,2); way B: (6,1), (4,2); queries (5,3) of A and (6,1.2) of B.
+    # L2-normalised, the support mean is m = (0.95232, 0.24575). After subtracting m and
+    # normalising again, prototype A = (0.00198, 0.00038), B = (0.05504, 0.01936); query A
+    # = (−0.33276, 0.94301): squared distances 1.00061 (A) < 1.00352 (B); query B =
+    # (0.49473, −0.86904): 0.99870 (A) > 0.98259 (B). Both right: 100 %.
+    # Without the centring both queries go to the other way (0 %): the test tells them apart.
+    features = np.array([[4.0, 0.0], [5.0, 2.0], [6.0, 1.0], [4.0, 2.0], [5.0, 3.0], [6.0, 1.2]])
+    episode = Episodes(support=np.array([[[0, 1], [2, 3]]]), query=np.array([[[4], [5]]]), classes=np.array([[0, 1]]))
+    assert protonet_accuracy(features, episode)[0] == pytest.approx(100.0)
+    f = features / np.linalg.norm(features, axis=1, keepdims=True)
+    uncentred = np.stack([f[[0, 1]].mean(0), f[[2, 3]].mean(0)])
+    assert [np.argmin(((f[q] - uncentred) ** 2).sum(1)) for q in (4, 5)] == [1, 0]
+    # swapping the queries' ways makes every answer wrong
+    swapped = Episodes(support=episode.support, query=np.array([[[5], [4]]]), classes=episode.classes)
+    assert protonet_accuracy(features, swapped)[0] == pytest.approx(0.0)
+
+
+def _reference_accuracy(features, episodes):
+    """One episode at a time, written straight from the paper's description."""
+    out = []
+    for e in range(episodes.count):
+        s = features[episodes.support[e]]
+        q = features[episodes.query[e]]
+        s = s / np.linalg.norm(s, axis=-1, keepdims=True)
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        mean = s.reshape(-1, s.shape[-1]).mean(0)
+        s, q = s - mean, q - mean
+        s = s / np.linalg.norm(s, axis=-1, keepdims=True)
+        q = q / np.linalg.norm(q, axis=-1, keepdims=True)
+        prototypes = s.mean(1)
+        correct = 0
+        for way in range(q.shape[0]):
+            for query in q[way]:
+                correct += int(np.argmin(((query - prototypes) ** 2).sum(1)) == way)
+        out.append(100.0 * correct / (q.shape[0] * q.shape[1]))
+    return np.array(out)
+
+
+def test_protonet_matches_the_per_episode_reference_and_chunks_agree():
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(6), 12)
+    features = rng.normal(size=(labels.size, 7)) + 1.5 * rng.normal(size=(6, 7))[labels] + 3.0
+    episodes = sample_episodes(labels, ways=5, shots=3, queries=4, episodes=40, rng=rng)
+    expected = _reference_accuracy(features, episodes)
+    np.testing.assert_allclose(protonet_accuracy(features, episodes), expected)
+    np.testing.assert_allclose(protonet_accuracy(features, episodes, chunk_elements=1), expected)
+    assert 20.0 < expected.mean() < 100.0
+
+
+def test_ci95_is_the_papers_interval():
+    accuracies = np.array([60.0, 70.0, 80.0, 90.0])
+    assert ci95(accuracies) == pytest.approx(1.96 * np.sqrt(125.0) / 2.0)
+
+
+# --------------------------------------------------------------------------- CKA
+
+
+def test_linear_cka_properties():
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(300, 6)) @ rng.normal(size=(6, 6))
+    y = rng.normal(size=(200, 6)) @ rng.normal(size=(6, 6))
+    q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
+    value = linear_cka(x, y)
+    assert 0.0 <= value <= 1.0
+    assert linear_cka(x, x) == pytest.approx(1.0)
+    assert linear_cka(y, x) == pytest.approx(value)
+    assert linear_cka(3.0 * x + 5.0, y) == pytest.approx(value)  # scale and offset of a domain
+    assert linear_cka(x @ q, y @ q) == pytest.approx(value)  # one rotation applied to both
+    # covariances diag(1, 0) and diag(0, 1): orthogonal → 0
+    a = np.column_stack([rng.normal(size=100), np.zeros(100)])
+    b = np.column_stack([np.zeros(100), rng.normal(size=100)])
+    assert linear_cka(a, b) == pytest.approx(0.0)
+    # hand case: covariances diag(1, 1) and diag(1, 0) → 1 / √2
+    c = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])
+    d = np.array([[1.0, 0.0], [-1.0, 0.0]])
+    assert linear_cka(c, d) == pytest.approx(1.0 / np.sqrt(2.0))
+    # two samples of one distribution are more alike than two different distributions
+    same = linear_cka(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [3, 2, 1, 1])
+    other = linear_cka(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [1, 1, 2, 3])
+    assert same > 0.99 and other < 0.6
+
+
+# --------------------------------------------------------------------------- episodes
+
+
+def test_episodes_are_valid_and_reproducible():
+    labels = np.repeat(np.arange(8), [20, 21, 22, 23, 24, 25, 26, 27])
+    draw = lambda seed: sample_episodes(labels, ways=5, shots=5, queries=15, episodes=300,
+                                        rng=np.random.default_rng(seed))
+    first, again, other = draw(3), draw(3), draw(4)
+    np.testing.assert_array_equal(first.support, again.support)
+    np.testing.assert_array_equal(first.query, again.query)
+    assert not np.array_equal(first.query, other.query)
+    assert first.support.shape == (300, 5, 5) and first.query.shape == (300, 5, 15)
+    images = np.concatenate([first.support, first.query], axis=2)  # (E, ways, 20)
+    assert np.all(labels[images] == first.classes[:, :, None])  # every image belongs to its way
+    for e in range(300):
+        assert len(set(images[e].ravel())) == images[e].size  # no image twice in an episode
+        assert len(set(first.classes[e])) == 5
+    assert set(np.unique(first.classes)) == set(range(8))
+    with pytest.raises(ValueError, match="class 0 has 20 images"):
+        sample_episodes(labels, ways=5, shots=10, queries=15, episodes=2, rng=np.random.default_rng(0))
+
+
+def test_episodes_identical_across_methods_and_val_test_disjoint():
+    test, val = Context(seed=3, split="test", dataset="near"), Context(seed=3, split="val", dataset="near")
+    params = dict(target="near", image_size=16, per_class=None, episodes=5)
+    data_test, data_again, data_val = (synthetic_digit_domains(c, **params) for c in (test, test, val))
+    # the task's episodes come from the cell's context alone: the same for every method
+    draw = lambda data, ctx: sample_episodes(data.target.labels, ways=5, shots=5, queries=15, episodes=5,
+                                             rng=ctx.rng("episodes", "target", "5-shot"))
+    np.testing.assert_array_equal(draw(data_test, test).query, draw(data_again, test).query)
+    np.testing.assert_array_equal(data_test.target.images, data_again.target.images)
+    # the source is the same for val and test and for every target; the targets' images differ
+    other_target = synthetic_digit_domains(test, **{**params, "target": "inverted"})
+    assert data_val.source_train.images is data_test.source_train.images
+    assert other_target.source_heldout.images is data_test.source_heldout.images
+    assert data_val.source_key == data_test.source_key
+    # val and test draw each target class's digits from disjoint halves, as the loader splits them
+    from sklearn.datasets import load_digits
+
+    digits = load_digits().target
+
+    def halves(split):
+        partition = cdfsl._source_context(Context(seed=3, split=split)).rng("partition", "target-digits")
+        return [cdfsl._half_for_split(np.flatnonzero(digits == c), split, partition) for c in range(5, 10)]
+
+    for val_half, test_half, c in zip(halves("val"), halves("test"), range(5, 10)):
+        assert not set(val_half) & set(test_half)
+        assert sorted([*val_half, *test_half]) == np.flatnonzero(digits == c).tolist()
+    assert data_val.target.images.shape[0] == sum(map(len, halves("val")))
+    assert data_test.target.images.shape[0] == sum(map(len, halves("test")))
+
+
+def test_synthetic_targets_and_shift():
+    ctx = Context(seed=0, split="test", dataset="x")
+    near = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=20)
+    assert near.source_train.images.dtype == np.uint8 and near.source_train.images.shape[1:] == (3, 16, 16)
+    assert set(near.source_train.labels) == {0, 1, 2, 3, 4} and set(near.target.labels) == {5, 6, 7, 8, 9}
+    assert near.source_heldout.images.shape[0] == 5 * 6  # 30 % of 20 per class
+    inverted = synthetic_digit_domains(ctx, target="inverted", image_size=16, per_class=20, shift=1.0)
+    assert inverted.target.images.mean() > near.target.images.mean() + 60  # dark strokes on white
+    unshifted = synthetic_digit_domains(ctx, target="grating", image_size=16, per_class=20, shift=0.0)
+    assert unshifted.target.images.mean() == pytest.approx(near.target.images.mean(), abs=25)
+    texture = synthetic_digit_domains(ctx, target="texture", image_size=16, per_class=20)
+    assert set(texture.target.labels) == set(range(5)) and texture.target.images.shape[0] == 100
+    with pytest.raises(ValueError, match="target="):
+        synthetic_digit_domains(ctx, target="sketch")
+    with pytest.raises(ValueError):  # source and target classes overlap
+        synthetic_digit_domains(ctx, source_classes=(0, 1, 5))
+
+
+def test_resize_and_translate():
+    image = np.arange(16, dtype=float).reshape(1, 4, 4)
+    np.testing.assert_allclose(resize_bilinear(image, 4), image)  # same size → unchanged
+    up = resize_bilinear(np.ones((2, 8, 8)), 32)
+    np.testing.assert_allclose(up, 1.0)
+    shifted = translate(image, np.array([1]), np.array([-1]))
+    np.testing.assert_array_equal(shifted[0, 1:, :3], image[0, :3, 1:])
+    assert np.all(shifted[0, 0] == 0) and np.all(shifted[0, :, 3] == 0)
+
+
+# --------------------------------------------------------------------------- image folders
+
+
+def _write_layout(root, wrap_target=True):
+    rng = np.random.default_rng(0)
+    counter = iter(range(10_000))
+
+    def images(n):  # every image unique: its first pixel holds a counter
+        out = rng.integers(0, 255, size=(n, 3, 20, 24), dtype=np.uint8)
+        for image in out:
+            k = next(counter)
+            image[:, 0, 0] = (k % 256, k // 256, 7)
+        return out
+
+    write_image_folder(root / "miniImageNet" / "train", {f"n0{c}": images(10) for c in range(4)})
+    write_image_folder(root / "miniImageNet" / "test", {"unused": images(3)})
+    target = root / "EuroSAT" / "2750" if wrap_target else root / "EuroSAT"
+    write_image_folder(target, {name: images(16) for name in ("Forest", "River", "Highway", "Sea", "Pasture")})
+
+
+def test_imagefolder_loader_reads_the_layout(tmp_path):
+    _write_layout(tmp_path)
+    common = dict(target="EuroSAT", image_size=16, source_per_class=None, target_per_class=None,
+                  heldout_fraction=0.5, queries=3, episodes=4)
+    test = cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path), **common)
+    val = cdfsl_imagefolder(Context(seed=0, split="val", dataset="eurosat"), root=str(tmp_path), **common)
+    assert test.source_train.images.shape == (20, 3, 16, 16) and test.source_heldout.images.shape == (20, 3, 16, 16)
+    assert set(test.source_train.labels) == {0, 1, 2, 3}  # train/ is used, test/ is not
+    assert test.target.images.shape == (40, 3, 16, 16) and np.bincount(test.target.labels).tolist() == [8] * 5
+    # the source is the same object for both splits; the targets are disjoint halves
+    assert val.source_train.images is test.source_train.images
+    signature = lambda images: {tuple(im[:, 0, 0]) for im in images}
+    assert not signature(val.target.images) & signature(test.target.images)
+    capped = cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path),
+                               **{**common, "target_per_class": 5})
+    assert np.bincount(capped.target.labels).tolist() == [5] * 5
+
+
+def test_imagefolder_loader_skips_cleanly_without_data(tmp_path):
+    with pytest.raises(DataUnavailable, match="--data-dir"):
+        cdfsl_imagefolder(Context(seed=0))
+    with pytest.raises(DataUnavailable, match="no folder"):
+        cdfsl_imagefolder(Context(seed=0, data_dir=tmp_path))
+
+
+# --------------------------------------------------------------------------- the task
+
+
+class _PixelMeans:
+    """A torch-free learner for protocol tests: features are mean colours of a 2×2 grid."""
+
+    eval_params = ("tag",)
+    fits = 0
+
+    def __init__(self, *, scale: float = 1.0, tag: str = ""):
+        self.scale = scale
+        self.tag = tag
+
+    def fit_source(self, images, labels, context, *, epochs, batch_size):
+        type(self).fits += 1
+        assert context.split == "train" and labels.shape == (images.shape[0],)
+        self.offset_ = float(images.mean())
+
+    def embed(self, images):
+        n, c, h, w = images.shape
+        grid = images.reshape(n, c, 2, h // 2, 2, w // 2).mean(axis=(3, 5)).reshape(n, -1)
+        return self.scale * (grid - self.offset_)
+
+
+def test_task_scores_and_reuses_source_training():
+    cdfsl._TRAINED.clear()
+    _PixelMeans.fits = 0
+    ctx = Context(seed=0, split="test", dataset="near")
+    data = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=40, episodes=50, queries=5)
+    metrics = TASK.evaluate(_PixelMeans(), data, ctx)
+    assert set(metrics) == set(TASK.metrics)
+    assert 30.0 < metrics["accuracy_5shot"] <= 100.0 and 20.0 < metrics["accuracy_1shot"] < metrics["accuracy_5shot"]
+    assert metrics["source_target_gap"] == pytest.approx(metrics["source_accuracy"] - metrics["accuracy_5shot"])
+    assert 0.0 <= metrics["cka"] <= 1.0
+    # a parameter that changes only embed() reuses the trained model; one that changes training does not
+    again = TASK.evaluate(_PixelMeans(tag="probe"), data, ctx)
+    assert _PixelMeans.fits == 1 and again["train_s"] == metrics["train_s"]
+    assert again["accuracy_5shot"] == metrics["accuracy_5shot"]  # same episodes, same features
+    TASK.evaluate(_PixelMeans(scale=2.0), data, ctx)
+    assert _PixelMeans.fits == 2
+    cdfsl._TRAINED.clear()
+
+
+# --------------------------------------------------------------------------- the ViT
+
+
+def test_vit_parameter_names_follow_dino():
+    from baselines.vit import build_vit
+
+    model = build_vit("vit-s16")
+    names = set(model.state_dict())
+    expected = {"cls_token", "pos_embed", "patch_embed.proj.weight", "patch_embed.proj.bias", "norm.weight", "norm.bias"}
+    for i in range(12):
+        for part in ("norm1", "attn.qkv", "attn.proj", "norm2", "mlp.fc1", "mlp.fc2"):
+            expected |= {f"blocks.{i}.{part}.weight", f"blocks.{i}.{part}.bias"}
+    assert names == expected
+    assert model.pos_embed.shape == (1, 197, 384)
+
+
+def test_vit_weights_load_and_positions_interpolate(tmp_path):
+    from baselines.vit import build_vit, encode, load_weights, patch_tokens, position_embedding
+
+    torch.manual_seed(0)
+    source = build_vit("tiny")
+    path = tmp_path / "checkpoint.pth"
+    torch.save({"teacher": {f"module.backbone.{k}": v for k, v in source.state_dict().items()},
+                "head.weight": torch.zeros(3)}, path)
+    target = build_vit("tiny")
+    load_weights(target, path)
+    x = torch.rand(2, 3, 32, 32)
+    with torch.no_grad():
+        tokens, grid = patch_tokens(source, x)
+        expected = encode(source, tokens, position_embedding(source, grid))
+        tokens, grid = patch_tokens(target, x)
+        np.testing.assert_allclose(encode(target, tokens, position_embedding(target, grid)), expected, atol=1e-6)
+        assert position_embedding(source, (4, 4)) is source.pos_embed  # native grid: untouched
+        assert position_embedding(source, (6, 5)).shape == (1, 31, 64)
+    with pytest.raises(ValueError, match="lacks"):
+        torch.save({"cls_token": torch.zeros(1, 1, 64)}, tmp_path / "partial.pth")
+        load_weights(build_vit("tiny"), tmp_path / "partial.pth")
+
+
+def _tiny_source(n_per_class=12):
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(3), n_per_class)
+    images = (rng.random((labels.size, 3, 16, 16)) * 60 + labels[:, None, None, None] * 60).astype(np.uint8)
+    return images, labels
+
+
+def test_training_is_deterministic_and_the_probe_shuffles_tokens():
+    from baselines.vit import ViTProtoNet
+    from implementations.recit import ReCIT
+
+    images, labels = _tiny_source()
+    ctx = Context(seed=5, split="train", dataset="cdfsl-source")
+    features = []
+    for method in (ReCIT(), ReCIT(), ViTProtoNet()):
+        method.fit_source(images, labels, ctx, epochs=2, batch_size=16)
+        features.append(method.embed(images))
+    np.testing.assert_array_equal(features[0], features[1])  # same seed → same model on the CPU
+    assert not np.allclose(features[0], features[2])  # ReCIT's perturbations change training
+    plain = features[2]
+    method.test_shuffle = True
+    shuffled = method.embed(images)
+    assert shuffled.shape == plain.shape and not np.allclose(shuffled, plain)
+    np.testing.assert_array_equal(method.embed(images), shuffled)  # the probe is reproducible
+
+
+# --------------------------------------------------------------------------- ReCIT's modules
+
+
+def _authors_grouping(similarity, threshold):
+    """The authors' greedy loop over rows, as the paper note describes it."""
+    length = similarity.shape[0]
+    mask = np.triu((similarity > threshold) | np.eye(length, dtype=bool))
+    for i in range(length - 1):
+        mask[i + 1:] &= ~mask[i][None, :]
+    return mask
+
+
+def test_greedy_grouping_is_the_authors_partition():
+    from implementations.recit._frequency import greedy_groups
+
+    rng = np.random.default_rng(2)
+    for length in (5, 16, 40):
+        z = rng.normal(size=(3, length, 6))
+        z /= np.linalg.norm(z, axis=-1, keepdims=True)
+        similarity = z @ z.transpose(0, 2, 1)
+        groups = greedy_groups(torch.from_numpy(similarity), 0.3).numpy()
+        for b in range(3):
+            reference = _authors_grouping(similarity[b], 0.3)
+            assert np.all(reference.sum(0) == 1)  # the loop leaves every patch in exactly one row
+            np.testing.assert_array_equal(groups[b], reference.argmax(0))
+            for j, g in enumerate(groups[b]):
+                assert g <= j and (g == j or similarity[b, g, j] > 0.3)
+
+
+def test_flat_patches_form_one_group():
+    from implementations.recit._frequency import greedy_groups, patch_similarity, patchify
+
+    image = torch.zeros(1, 3, 16, 16)
+    image[0, :, :8, 8:] = torch.rand(3, 8, 8)  # one patterned patch among three flat ones
+    similarity = patch_similarity(patchify(image, 8))[0]
+    assert similarity[0, 2] == 1.0 and similarity[0, 3] == 1.0 and similarity[0, 1] == 0.0
+    assert greedy_groups(similarity[None], 0.3)[0].tolist() == [0, 1, 0, 0]
+
+
+def test_amplitude_resampling_keeps_phases():
+    from implementations.recit._frequency import amplitude_resample
+
+    generator = torch.Generator().manual_seed(0)
+    tokens = torch.randn(2, 9, 16, dtype=torch.float64)
+    groups = torch.tensor([[0, 0, 2, 2, 2, 5, 5, 5, 5], [0, 1, 2, 3, 4, 5, 6, 7, 8]])
+    out = amplitude_resample(tokens, groups, generator)
+    before, after = torch.fft.rfft(tokens, dim=-1), torch.fft.rfft(out, dim=-1)
+    kept = after.abs() > 1e-9
+    unit = lambda z: z / z.abs()
+    np.testing.assert_allclose(unit(after)[kept].numpy(), unit(before)[kept].numpy(), atol=1e-8)
+    assert kept.float().mean() > 0.9 and not torch.allclose(after.abs(), before.abs())
+
+
+def test_amplitude_resampling_is_a_convex_mixture_of_group_amplitudes():
+    from implementations.recit._frequency import amplitude_resample
+
+    generator = torch.Generator().manual_seed(1)
+    # two groups of identical tokens: the group stds are 0, so every new amplitude is a
+    # convex combination of the two group amplitudes, frequency by frequency
+    a, b = torch.randn(12), torch.randn(12)
+    tokens = torch.stack([a, a, a, b, b])[None]
+    out = amplitude_resample(tokens, torch.tensor([[0, 0, 0, 3, 3]]), generator)
+    amplitude = torch.fft.rfft(out, dim=-1).abs()[0]
+    low = torch.minimum(torch.fft.rfft(a).abs(), torch.fft.rfft(b).abs())
+    high = torch.maximum(torch.fft.rfft(a).abs(), torch.fft.rfft(b).abs())
+    assert torch.all(amplitude >= low - 1e-5) and torch.all(amplitude <= high + 1e-5)
+    # a single group of identical tokens is left unchanged
+    same = torch.stack([a] * 4)[None]
+    torch.testing.assert_close(amplitude_resample(same, torch.zeros(1, 4, dtype=torch.long), generator), same,
+                               atol=1e-5, rtol=1e-5)
+
+
+def test_warmup_shuffles_with_one_permutation_and_keeps_positions():
+    from baselines.vit import build_vit, patch_tokens, position_embedding
+    from implementations.recit import ReCIT
+
+    torch.manual_seed(0)
+    model = build_vit("tiny")
+    method = ReCIT(warmup_epochs=1, warmup_max_scale=1.0)  # grid stays at the data's 4 × 4
+    method.epochs_ = 10
+    x = torch.rand(3, 3, 32, 32)
+    tokens, pos = method._train_tokens(model, x, epoch=0, generator=torch.Generator().manual_seed(0))
+    plain, grid = patch_tokens(model, x)
+    # one permutation for the whole batch: find it from image 0, then check the others
+    match = torch.cdist(tokens[0], plain[0]).argmin(dim=1)
+    assert sorted(match.tolist()) == list(range(16)) and match.tolist() != list(range(16))
+    torch.testing.assert_close(tokens, plain[:, match])
+    torch.testing.assert_close(pos, position_embedding(model, grid))  # positions in the original order
+    # after the warm-up the frequency module runs (tokens change, positions do not)
+    later, _ = method._train_tokens(model, x, epoch=5, generator=torch.Generator().manual_seed(0))
+    assert later.shape == plain.shape and not torch.allclose(later, plain)

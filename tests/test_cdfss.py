@@ -1,0 +1,343 @@
+"""fewshot.cdfss: the mIoU convention, episodes and splits, loaders, the source cache, DFN and SAM-SVN."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from harness.tasks.base import Context, DataUnavailable
+from harness.tasks.fewshot import cdfss
+from harness.tasks.fewshot.cdfss import (
+    TASK,
+    SegmentationSet,
+    cdfss_folder,
+    class_miou,
+    synthetic_shapes,
+    write_segmentation_folder,
+)
+
+torch = pytest.importorskip("torch")
+
+from implementations.dfn import DomainFeatureNavigator, _net  # noqa: E402  (needs torch)
+
+TINY = TASK.tiny["synthetic-shapes"]
+
+
+@pytest.fixture(autouse=True)
+def _one_torch_thread():
+    """One thread, as the spec runs cells: on a busy 2-core machine two threads thrash."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def tiny_method(**params) -> DomainFeatureNavigator:
+    base = dict(widths=(4, 8, 8, 8), hidden=4, backbone_epochs=1, source_epochs=2, finetune_steps=3, finetune_lr=0.05)
+    return DomainFeatureNavigator(**{**base, **params})
+
+
+# --------------------------------------------------------------------------- the score
+
+
+def test_class_miou_accumulates_per_class_before_dividing():
+    # class 0: episode A (I=1, U=4) and B (I=3, U=4) → 4/8 = 0.5 (the per-episode mean would be 0.5 too);
+    # class 1: episode C (I=1, U=1) and D (I=0, U=3) → 1/4 = 0.25 (per-episode mean: 0.5).
+    truth = np.zeros((4, 1, 2, 2), dtype=bool)
+    pred = np.zeros_like(truth)
+    truth[0, 0, 0, 0] = pred[0, 0, 0, 0] = True          # A: I=1
+    pred[0, 0, 0, 1] = pred[0, 0, 1, 0] = pred[0, 0, 1, 1] = True  # A: U=4
+    truth[1, 0, :, :] = True
+    pred[1, 0, 0, :] = pred[1, 0, 1, 0] = True          # B: I=3, U=4
+    truth[2, 0, 1, 1] = pred[2, 0, 1, 1] = True          # C: I=1, U=1
+    truth[3, 0, 0, 0] = True
+    pred[3, 0, 1, 0] = pred[3, 0, 1, 1] = True          # D: I=0, U=3
+    classes = np.array([0, 0, 1, 1])
+    assert class_miou(pred, truth, classes) == pytest.approx((0.5 + 0.25) / 2)
+    assert class_miou(truth, truth, classes) == pytest.approx(1.0)
+    assert class_miou(np.zeros_like(truth), truth, classes) == 0.0
+
+
+# --------------------------------------------------------------------------- data, splits, episodes
+
+
+def test_source_is_shared_by_splits_and_targets_and_targets_split_disjointly():
+    def load(split, target):
+        return synthetic_shapes(Context(seed=3, split=split, dataset=f"shapes-{target}"), target=target, **TINY)
+
+    test_isic, val_isic, test_fss = load("test", "isic"), load("val", "isic"), load("test", "fss")
+    for other in (val_isic, test_fss):
+        np.testing.assert_array_equal(other.source.images, test_isic.source.images)
+        np.testing.assert_array_equal(other.source.masks, test_isic.source.masks)
+        assert other.source_key == test_isic.source_key
+    test_rows = {image.tobytes() for image in test_isic.target.images}
+    assert not test_rows & {image.tobytes() for image in val_isic.target.images}
+    # the labelled object is on top of its distractors: every mask is non-empty
+    for data in (test_isic, test_fss):
+        assert data.target.masks.reshape(len(data.target.masks), -1).any(axis=1).all()
+        assert data.source.masks.reshape(len(data.source.masks), -1).any(axis=1).all()
+
+
+@pytest.mark.parametrize("target", cdfss.TARGET_STYLES)
+def test_every_style_renders_images_and_masks(target):
+    data = synthetic_shapes(Context(seed=0, dataset=target), target=target, **TINY)
+    t = data.target
+    assert t.images.dtype == np.uint8 and t.images.shape == (12, 3, 16, 16)
+    assert t.masks.shape == (12, 16, 16) and 0.02 < t.masks.mean() < 0.6
+    if target == "chestx":  # grey: the three channels agree
+        np.testing.assert_array_equal(t.images[:, 0], t.images[:, 2])
+
+
+class _Recorder:
+    """A stub method: records what segment receives, answers with the support's first mask."""
+
+    target_params = ()
+
+    def __init__(self, *, tag: int = 0):
+        self.tag = tag
+        self.seen = []
+
+    def fit_source(self, images, masks, labels, rng, context):
+        self.fitted = True
+
+    def source_state(self):
+        return {}
+
+    def load_source_state(self, state):
+        pass
+
+    def segment(self, support_images, support_masks, query_images, rng, context):
+        self.seen.append((support_images.copy(), support_masks.copy(), query_images.copy()))
+        return support_masks[:, :1].copy()
+
+    def embed(self, images, context):
+        return images.reshape(len(images), -1)[:, :6].astype(float)
+
+
+def test_episodes_are_identical_for_every_method_and_never_show_query_masks():
+    data = synthetic_shapes(Context(seed=1, dataset="shapes-deepglobe"), target="deepglobe", **TINY)
+    context = Context(seed=1, dataset="shapes-deepglobe")
+    first, second = _Recorder(tag=1), _Recorder(tag=2)
+    scores = TASK.evaluate(first, data, context)
+    TASK.evaluate(second, data, context)
+    assert set(scores) == set(TASK.metrics)
+    assert [s[0].shape[:2] for s in first.seen] == [(3, 1), (3, 5)]  # 1-shot, then 5-shot, 3 episodes each
+    for a, b in zip(first.seen, second.seen):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    # support and query images of an episode are different images of one class
+    support, masks, query = first.seen[1]
+    for e in range(support.shape[0]):
+        rows = [image.tobytes() for image in support[e]] + [image.tobytes() for image in query[e]]
+        assert len(set(rows)) == len(rows)
+
+
+def test_source_training_is_cached_across_target_parameters_only():
+    data = synthetic_shapes(Context(seed=2, dataset="shapes-isic"), target="isic", **TINY)
+    context = Context(seed=2, dataset="shapes-isic")
+    cdfss._SOURCE_CACHE.clear()
+    calls = []
+
+    class Counting(DomainFeatureNavigator):
+        def fit_source(self, *args, **kwargs):
+            calls.append(self.finetune_lr)
+            super().fit_source(*args, **kwargs)
+
+    base = dict(widths=(4, 8, 8, 8), hidden=4, backbone_epochs=1, source_epochs=1, finetune_steps=2)
+    one = TASK.evaluate(Counting(**base, finetune_lr=0.01), data, context)
+    two = TASK.evaluate(Counting(**base, finetune_lr=0.1), data, replace_split(context, "val"))
+    assert len(calls) == 1 and one["train_s"] == two["train_s"]
+    TASK.evaluate(Counting(**{**base, "rho": 0.1}, finetune_lr=0.1), data, context)  # a source parameter
+    assert len(calls) == 2
+
+
+def replace_split(context: Context, split: str) -> Context:
+    import dataclasses
+
+    return dataclasses.replace(context, split=split)
+
+
+# --------------------------------------------------------------------------- the folder loader
+
+
+def _write_domain(root, domain, classes, per_class, seed):
+    rng = np.random.default_rng(seed)
+    labels = np.repeat(np.arange(len(classes)), per_class)
+    look = cdfss.class_appearance(len(classes), rng)
+    images, masks = cdfss.render_shapes(labels, classes, "source", 16, 0.0, look, rng)
+    write_segmentation_folder(root, domain, SegmentationSet(images, masks, labels, classes))
+    return images, masks
+
+
+def test_folder_loader_reads_both_mask_layouts(tmp_path):
+    from PIL import Image
+
+    _, source_masks = _write_domain(tmp_path, "PASCAL", ("disc", "square"), 3, 0)
+    images, masks = _write_domain(tmp_path, "Deepglobe", ("hexagon", "blob"), 6, 1)
+    # FSS-1000's layout: <name>.jpg with a 0/1 mask <name>.png beside it
+    extra = tmp_path / "Deepglobe" / "crescent"
+    extra.mkdir()
+    for i in range(6):
+        Image.fromarray(images[i].transpose(1, 2, 0)).save(extra / f"{i}.jpg", quality=95)
+        Image.fromarray(masks[i].astype(np.uint8)).save(extra / f"{i}.png")
+    (extra / "notes.txt").write_text("ignored")
+    data = cdfss_folder(Context(seed=0, data_dir=tmp_path), source="PASCAL", target="Deepglobe", image_size=16,
+                        episodes=4, cka_images=4)
+    assert data.source.class_names == ("disc", "square") and data.source.images.shape == (6, 3, 16, 16)
+    np.testing.assert_array_equal(data.source.masks, source_masks)  # PNG round trip, 0/255 cut at 128
+    assert data.target.class_names == ("blob", "crescent", "hexagon")
+    assert np.bincount(data.target.labels).tolist() == [6, 6, 6]
+    np.testing.assert_array_equal(data.target.masks[data.target.labels == 1], masks[:6])  # 0/1 masks cut at 0
+    # a given root wins over --data-dir; subsampling a class is seeded
+    small = cdfss_folder(Context(seed=0), root=str(tmp_path), source="PASCAL", target="Deepglobe", image_size=8,
+                         max_target_per_class=5, episodes=2)
+    assert small.target.images.shape[2:] == (8, 8) and np.bincount(small.target.labels).tolist() == [5, 5, 5]
+    with pytest.raises(DataUnavailable, match="ISIC"):
+        cdfss_folder(Context(seed=0, data_dir=tmp_path), target="ISIC", source="PASCAL")
+    with pytest.raises(DataUnavailable, match="--data-dir"):
+        cdfss_folder(Context(seed=0))
+
+
+# --------------------------------------------------------------------------- DFN and SAM-SVN
+
+
+def test_zero_initialised_residual_adapters_leave_the_backbone_unchanged():
+    generator = torch.Generator().manual_seed(0)
+    backbone = _net.init_backbone((4, 8, 8, 8), 3, generator)
+    images = torch.randint(0, 256, (5, 3, 16, 16), dtype=torch.uint8)
+    plain = _net.frozen_features(backbone, images, _net.DEPTH)
+    frozen = [f[None] for f in _net.frozen_features(backbone, images, 3)]
+    zero = {3: _net.init_adapter("residual", 8, generator), 4: _net.init_adapter("residual", 8, generator)}
+    adapted = _net.adapted_features(backbone, frozen, zero, "residual")
+    for a, b in zip(adapted, plain):
+        torch.testing.assert_close(a[0], b)
+    # a non-zero residual adapter does change level 3 and everything after it, nothing before
+    moved = _net.adapted_features(backbone, frozen, {3: torch.eye(8) * 0.5}, "residual")
+    torch.testing.assert_close(moved[1][0], plain[1])
+    torch.testing.assert_close(moved[2][0], 1.5 * plain[2])
+    # a serial adapter at the identity is the residual one at zero: only its init tells them apart
+    serial = _net.adapted_features(backbone, frozen, {3: torch.eye(8), 4: torch.eye(8)}, "serial")
+    for a, b in zip(serial, plain):
+        torch.testing.assert_close(a[0], b)
+
+
+def test_svn_gradient_is_the_derivative_along_the_singular_values():
+    generator = torch.Generator().manual_seed(1)
+    weight = torch.randn(6, 6, generator=generator)
+    x = torch.randn(6, 10, generator=generator)
+
+    def loss(w):
+        return torch.sin(w @ x).sum() + (w**2).sum()
+
+    w = weight.clone().requires_grad_(True)
+    (grad,) = torch.autograd.grad(loss(w), w)
+    u, vh, g_s = _net.svn_perturbation(weight, grad)
+    s = torch.linalg.svdvals(weight).clone().requires_grad_(True)
+    (expected,) = torch.autograd.grad(loss(u @ torch.diag(s) @ vh), s)
+    torch.testing.assert_close(g_s, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_svn_perturbation_lies_in_the_singular_value_subspace():
+    generator = torch.Generator().manual_seed(2)
+    weights = [torch.randn(5, 5, generator=generator), torch.randn(3, 3, generator=generator)]
+    grads = [torch.randn(5, 5, generator=generator), torch.randn(3, 3, generator=generator)]
+    steps = _net.sam_directions(weights, grads, "svn", rho=0.7)
+    norms = []
+    for w, e in zip(weights, steps):
+        u, s, vh = torch.linalg.svd(w)
+        inside = u.T @ e @ vh.T  # Uᵀ ε V: diagonal when ε = U diag(ε_S) Vᵀ
+        torch.testing.assert_close(inside, torch.diag(torch.diagonal(inside)), atol=1e-5, rtol=0)
+        # α̂ = U (S + ε_S) Vᵀ: same singular vectors, shifted values
+        torch.testing.assert_close(u @ torch.diag(s + torch.diagonal(inside)) @ vh, w + e, atol=1e-5, rtol=0)
+        norms.append(torch.diagonal(inside))
+    assert float(torch.cat(norms).norm()) == pytest.approx(0.7, rel=1e-5)  # one ρ over all adapters
+    plain = _net.sam_directions(weights, grads, "all", rho=0.7)
+    total = torch.sqrt(sum((g**2).sum() for g in grads))
+    for g, e in zip(grads, plain):
+        torch.testing.assert_close(e, 0.7 * g / total)
+
+
+@pytest.mark.parametrize("mode", ["all", "svn"])
+def test_sam_step_takes_the_gradient_at_the_perturbed_point_and_restores(mode):
+    generator = torch.Generator().manual_seed(3)
+    adapter = torch.randn(4, 4, generator=generator).requires_grad_(True)
+    other = torch.randn(4, generator=generator).requires_grad_(True)
+    x = torch.randn(4, 7, generator=generator)
+
+    def loss_fn():
+        return torch.tanh(adapter @ x + other[:, None]).pow(2).sum()
+
+    start_a, start_o = adapter.detach().clone(), other.detach().clone()
+    (grad,) = torch.autograd.grad(loss_fn(), adapter)
+    (step,) = _net.sam_directions([start_a], [grad], mode, 0.3)
+    a_hat = (start_a + step).requires_grad_(True)
+    o = start_o.clone().requires_grad_(True)
+    expected_a, expected_o = torch.autograd.grad(torch.tanh(a_hat @ x + o[:, None]).pow(2).sum(), (a_hat, o))
+    optimizer = torch.optim.SGD([adapter, other], lr=0.1)
+    _net.sam_step(loss_fn, [adapter, other], [adapter], mode, 0.3, optimizer)
+    torch.testing.assert_close(adapter.detach(), start_a - 0.1 * expected_a)
+    torch.testing.assert_close(other.detach(), start_o - 0.1 * expected_o)
+
+
+def _episodes(data, shots, count, seed):
+    from harness.tasks.fewshot.episodes import sample_episodes
+
+    drawn = sample_episodes(data.target.labels, ways=1, shots=shots, queries=1, episodes=count,
+                            rng=np.random.default_rng(seed))
+    t = data.target
+    return t.images[drawn.support[:, 0]], t.masks[drawn.support[:, 0]], t.images[drawn.query[:, 0]]
+
+
+def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
+    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **TINY)
+    context = Context(seed=4)
+    method = tiny_method()
+    method.fit_source(data.source.images, data.source.masks, data.source.labels, np.random.default_rng(0), context)
+    before = {k: v.clone() for k, v in method.source_state()["adapters"].items()}
+    support, masks, query = _episodes(data, 5, 4, 0)
+    together = method.segment(support, masks, query, np.random.default_rng(0), context)
+    alone = method.segment(support[2:3], masks[2:3], query[2:3], np.random.default_rng(0), context)
+    torch.testing.assert_close(together[2:3], alone, atol=1e-5, rtol=1e-5)
+    method.episode_batch = 3  # chunks of episodes give the same answers
+    torch.testing.assert_close(method.segment(support, masks, query, np.random.default_rng(0), context), together,
+                               atol=1e-5, rtol=1e-5)
+    for level, weight in method.source_state()["adapters"].items():
+        torch.testing.assert_close(weight, before[level])
+    # fine-tuning moved the adapters: without it the answer differs
+    method.finetune_steps = 0
+    assert not torch.allclose(method.segment(support, masks, query, np.random.default_rng(0), context), together)
+
+
+def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arms():
+    data = synthetic_shapes(Context(seed=5, dataset="shapes-fss"), target="fss", **TINY)
+    states, reused = [], []
+    for params in ({"sam": "svn"}, {"sam": "svn"}, {"adapter": "none", "sam": "none"}):
+        method = tiny_method(**params)
+        reused.append(method.fit_source(data.source.images, data.source.masks, data.source.labels,
+                                        np.random.default_rng(7), Context(seed=5)))
+        states.append(method.source_state())
+    # the backbone is pre-trained once; later arms report its original seconds for train_s
+    assert reused[0] == 0.0 and reused[1] > 0.0 and reused[2] == reused[1]
+    for a, b in zip(states[0]["head"].values(), states[1]["head"].values()):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for key, value in states[0]["backbone"].items():
+        torch.testing.assert_close(states[2]["backbone"][key], value, rtol=0, atol=0)
+    assert states[2]["adapters"] == {}
+
+
+def test_parameter_checks():
+    data = synthetic_shapes(Context(seed=0), **TINY)
+    for bad in ({"adapter": "parallel"}, {"adapter": "none", "sam": "svn"}, {"levels": (0,)}, {"sam": "adam"}):
+        with pytest.raises(ValueError):
+            tiny_method(**bad).fit_source(data.source.images, data.source.masks, data.source.labels,
+                                          np.random.default_rng(0), Context(seed=0))
+    with pytest.raises(ValueError, match="target"):
+        synthetic_shapes(Context(seed=0), target="mars")
+
+
+def test_validating_the_modules_does_not_import_torch():
+    code = ("import sys; import harness.tasks.fewshot.cdfss, implementations.dfn; "
+            "sys.exit('torch' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

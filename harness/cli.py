@@ -1,7 +1,8 @@
 """The ``harness`` command. A thin layer over :mod:`harness.run`; heavy packages load lazily.
 
 Exit codes, for every command: 0 success; 1 the run finished but some cells failed or
-timed out, or ``check`` found a claim not reproduced; 2 invalid spec or usage (nothing ran).
+timed out, ``check`` found a claim not reproduced, ``regress`` found a regression, or
+``bench`` found a slower or failing kernel; 2 invalid spec or usage (nothing ran).
 """
 from __future__ import annotations
 
@@ -59,7 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="harness",
         description="Run declarative YAML benchmark specs: tune every method alike, store every cell, "
                     "write leaderboards and check the papers' claims.",
-        epilog="Exit codes: 0 ok; 1 some cells failed or a claim was not reproduced; 2 invalid spec or usage.",
+        epilog="Exit codes: 0 ok; 1 some cells failed, a claim was not reproduced, or a result or kernel "
+               "regressed; 2 invalid spec or usage.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
@@ -97,7 +99,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", type=Path, metavar="SPEC")
     p.add_argument("--out", type=Path, help="results root the spec was run into (default: results/<profile>)")
     p.add_argument("--profile", choices=PROFILES, default="default", help="used only to find the default --out")
+
+    p = sub.add_parser("regress", help="compare two results roots spec by spec; exit 1 when a result regressed",
+                       description="Compare each spec's leaderboard and claims in CURRENT against BASELINE. Exit 1 "
+                                   "when a primary metric moved the wrong way beyond its tolerance, a row lost seeds "
+                                   "or vanished, or a claim stopped being reproduced.")
+    p.add_argument("baseline", type=Path, metavar="BASELINE_DIR", help="results root (or one spec's folder), e.g. results/quick")
+    p.add_argument("current", type=Path, metavar="CURRENT_DIR", help="the results root to check, e.g. a fresh --out folder")
+    p.add_argument("--tolerance", action="append", metavar="[METRIC=]T",
+                   help="how far a metric may move the wrong way: a share of the baseline value (0.05), or "
+                        "'interval' (the baseline's 95%% interval); METRIC=T for one metric, e.g. runtime_s=1.0 "
+                        "(metrics in seconds are compared only when named). Default: exact. Repeatable.")
+
+    p = sub.add_parser("bench", help="kernel speed over commits with asv: run the suite, compare two commits")
+    bench = p.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
+    q = bench.add_parser("run", help="run the asv suite for the checked-out commit and store the results")
+    q.add_argument("--quick", action="store_true", help="each benchmark once, nothing stored: checks that the suite runs")
+    q.add_argument("--bench", metavar="REGEX", help="only benchmarks whose name matches")
+    q.add_argument("--machine", metavar="NAME", help="pinned asv machine name (default: $HARNESS_BENCH_MACHINE or 'local')")
+    q = bench.add_parser("compare", help="before / after / ratio of every benchmark; exit 1 when a kernel got slower")
+    q.add_argument("base", metavar="BASE", help="commit (hash, branch, tag) of the baseline results")
+    q.add_argument("head", metavar="HEAD", help="commit whose results are checked")
+    q.add_argument("--factor", type=_factor, default=1.2,
+                   help="a kernel is slower when its median grew by more than this factor and the change is "
+                        "significant (default 1.2)")
+    q.add_argument("--machine", metavar="NAME", help="machine name the results were stored under (default as for run)")
     return parser
+
+
+def _factor(text: str) -> float:
+    value = _positive(float)(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a factor ≥ 1, found {text!r}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -270,8 +304,52 @@ def cmd_check(args) -> int:
     return status
 
 
+def cmd_regress(args) -> int:
+    from harness.regress import RegressUsage, compare_roots, parse_tolerances, render
+
+    try:
+        tolerances = parse_tolerances(args.tolerance)
+        report = compare_roots(args.baseline, args.current, tolerances)
+    except RegressUsage as exc:
+        raise UsageError(str(exc)) from None
+    print(render(report, tolerances))
+    return EXIT_FAILED if report.regressed else EXIT_OK
+
+
+def cmd_bench(args) -> int:
+    from harness import bench
+
+    try:
+        if args.bench_command == "compare":
+            rows, text = bench.compare_commits(args.base, args.head, args.factor, args.machine)
+            print(text)
+            bad = [r for r in rows if r.status in ("slower", "failed")]
+            for r in bad:
+                what = f"{r.ratio:.2f}× slower" if r.status == "slower" else "failed"
+                print(f"REGRESSION {r.name}: {what}", file=sys.stderr)
+            print(f"{len(bad)} regression(s) among {len(rows)} benchmarks" if bad else f"no kernel slower by more than "
+                  f"{args.factor:g}× among {len(rows)} benchmarks")
+            return EXIT_FAILED if bad else EXIT_OK
+        outcome = bench.run_suite(quick=args.quick, bench=args.bench, machine=args.machine)
+    except bench.BenchUsage as exc:
+        raise UsageError(str(exc)) from None
+    if outcome.nothing_selected:
+        raise UsageError(f"no benchmark matches --bench {args.bench!r}")
+    where = f"stored in {outcome.stored_in}/{outcome.machine}/" if outcome.stored_in else "quick: nothing stored"
+    skipped = f", {len(outcome.skipped)} skipped" if outcome.skipped else ""
+    print(f"{len(outcome.measured)} measured, {len(outcome.failed)} failed{skipped} for {outcome.commit[:8]} "
+          f"on machine {outcome.machine!r}; {where}")
+    for name in outcome.failed:
+        print(f"FAILED {name}", file=sys.stderr)
+    if outcome.failed or not outcome.measured:
+        if not outcome.measured:
+            print(f"asv measured nothing (asv exit code {outcome.asv_exit}); see its output above", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
-            "leaderboard": cmd_leaderboard, "check": cmd_check}
+            "leaderboard": cmd_leaderboard, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

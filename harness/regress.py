@@ -1,0 +1,295 @@
+"""Leaderboard regressions: two results roots compared spec by spec.
+
+``harness regress BASELINE CURRENT`` reads each spec folder's ``leaderboard.csv`` (means and
+95% half-widths over seeds), ``claims.json`` (verdicts) and ``spec.yaml`` (primary metric),
+as ``harness run`` writes them, and reports what moved. A **regression** (exit 1) is:
+
+- a (dataset, method) row whose primary metric moved in the wrong direction (by the metric's
+  goal) by more than its tolerance;
+- a row that is gone, lost its primary metric, or has fewer seeds ok than before;
+- a claim that was ``reproduced`` and no longer is (``not reproduced``, ``inconclusive`` or gone);
+- a spec folder of the baseline that the current root lacks.
+
+Tolerances: by default a metric without a unit is compared exactly (up to 1e-9 of its
+value, which absorbs float printing and nothing else: the quick profile is deterministic on
+a CPU), and a metric whose unit is seconds is not compared, since wall time is noise between
+runs and machines (kernel speed is asv's job, see :mod:`harness.bench`). ``--tolerance``
+changes that for every metric (``0.05``: 5 % of the baseline value; ``interval``: the
+baseline's 95% half-width) or for one (``runtime_s=1.0`` also compares runtimes, allowing 2×).
+A metric named in ``--tolerance`` decides like the primary one; other reported metrics
+that moved are listed but never fail the comparison.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+EXACT = 1e-9  # relative slack of an "exact" comparison: float noise only
+INTERVAL = "interval"
+TIMING_UNIT = "s"
+
+
+class RegressUsage(ValueError):
+    """The command line or the folders are unusable (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """How far a metric may move in the wrong direction: a share of the baseline value, or its interval."""
+
+    relative: float | None = EXACT  # None: not compared
+    interval: bool = False
+
+    def describe(self) -> str:
+        if self.interval:
+            return "within the baseline's 95% interval"
+        if self.relative is None:
+            return "not compared"
+        return "exact" if self.relative <= EXACT else f"{self.relative:g} × baseline"
+
+
+@dataclass
+class Tolerances:
+    default: Tolerance | None = None  # None: exact without a unit, not compared for seconds
+    per_metric: dict[str, Tolerance] = field(default_factory=dict)
+
+    def for_metric(self, name: str, unit: str) -> Tolerance:
+        if name in self.per_metric:
+            return self.per_metric[name]
+        if self.default is not None and unit != TIMING_UNIT:
+            return self.default
+        return Tolerance(None) if unit == TIMING_UNIT else Tolerance(EXACT)
+
+
+def parse_tolerances(items: list[str] | None) -> Tolerances:
+    """``["0.05", "runtime_s=1.0", "ari=interval"]`` → :class:`Tolerances`."""
+    tolerances = Tolerances()
+    for item in items or ():
+        name, _, value = item.rpartition("=")
+        tolerance = _parse_tolerance(value, item)
+        if name:
+            tolerances.per_metric[name] = tolerance
+        else:
+            tolerances.default = tolerance
+    return tolerances
+
+
+def _parse_tolerance(text: str, item: str) -> Tolerance:
+    if text == INTERVAL:
+        return Tolerance(EXACT, interval=True)
+    try:
+        value = float(text)
+    except ValueError:
+        raise RegressUsage(f"--tolerance {item!r}: expected a number (a share of the baseline value, e.g. 0.05), "
+                           f"'interval', or METRIC=one of those") from None
+    if not value >= 0 or math.isinf(value):
+        raise RegressUsage(f"--tolerance {item!r}: expected a finite number ≥ 0")
+    return Tolerance(max(value, EXACT))
+
+
+@dataclass
+class Change:
+    spec: str
+    where: str  # "dataset · method", "claim <id>" or "spec"
+    what: str  # the metric, "seeds ok", "verdict", ...
+    before: str
+    after: str
+    verdict: str  # "regressed", "improved", "moved", "new", "note"
+    detail: str = ""
+
+    @property
+    def regressed(self) -> bool:
+        return self.verdict == "regressed"
+
+
+@dataclass
+class SpecFolder:
+    name: str
+    path: Path
+    primary: str
+    report: list[str]
+    spec_hash: str
+    rows: dict[tuple[str, str], dict[str, str]]
+    claims: dict[str, str]  # claim id → verdict
+
+
+def spec_folders(root: Path) -> dict[str, Path]:
+    """Spec folders under a results root (``root/<spec>/spec.yaml``), or the root itself if it is one."""
+    root = Path(root)
+    if not root.is_dir():
+        raise RegressUsage(f"{root}: no such folder")
+    if (root / "spec.yaml").exists():
+        return {root.name: root}
+    return {p.parent.name: p.parent for p in sorted(root.glob("*/spec.yaml"))}
+
+
+def read_spec_folder(folder: Path) -> SpecFolder:
+    import yaml
+
+    meta = yaml.safe_load((folder / "spec.yaml").read_text())
+    spec = meta["spec"]
+    rows: dict[tuple[str, str], dict[str, str]] = {}
+    board = folder / "leaderboard.csv"
+    if board.exists():
+        with open(board, newline="") as f:
+            for row in csv.DictReader(f):
+                rows[(row["dataset"], row["method"])] = row
+    claims = {}
+    if (folder / "claims.json").exists():
+        claims = {c["claim"]: c["verdict"] for c in json.loads((folder / "claims.json").read_text())["claims"]}
+    return SpecFolder(spec["name"], folder, spec["metrics"]["primary"], list(spec["metrics"]["report"]),
+                      meta.get("spec_hash", "?"), rows, claims)
+
+
+def _number(row: dict[str, str] | None, column: str) -> float | None:
+    text = (row or {}).get(column, "")
+    return float(text) if text not in ("", None) else None
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.6g}"
+
+
+def compare_metric(name: str, goal: str | None, tolerance: Tolerance, before: float, after: float,
+                   half_width: float | None) -> tuple[str, str]:
+    """(verdict, detail) for one metric of one row: ``same`` (within the tolerance either way),
+    ``improved`` or ``regressed``."""
+    slack = tolerance.relative * abs(before) + 1e-12
+    if tolerance.interval and half_width is not None:
+        slack = max(slack, half_width)
+    if abs(after - before) <= slack:
+        return "same", ""
+    if goal is None:
+        return "regressed", f"{name} has no known direction (not in the metric table), and it moved"
+    worse = (after - before) * (1 if goal == "min" else -1)  # positive: moved the wrong way
+    if worse < 0:
+        return "improved", ""
+    if tolerance.interval:
+        bound = (f"outside the baseline's 95% interval (± {_fmt(half_width)})" if half_width is not None
+                 else "compared exactly: the baseline has one seed, so no interval")
+    else:
+        bound = f"beyond {tolerance.describe()}"
+    share = f" ({100 * worse / abs(before):.2g}%)" if before else ""
+    return "regressed", f"worse by {_fmt(worse)}{share}, {bound}"
+
+
+def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Tolerances) -> list[Change]:
+    from harness.registry import metrics as metric_table
+
+    table = metric_table()
+    changes: list[Change] = []
+    name = baseline.name
+    if baseline.spec_hash != current.spec_hash:
+        changes.append(Change(name, "spec", "spec_hash", baseline.spec_hash, current.spec_hash, "note",
+                              "the resolved spec changed; update the committed results if that was meant"))
+    primary = baseline.primary
+    for key, before_row in baseline.rows.items():
+        where = " · ".join(key)
+        after_row = current.rows.get(key)
+        if after_row is None:
+            changes.append(Change(name, where, "row", "present", "missing", "regressed",
+                                  "the current leaderboard has no such dataset × method"))
+            continue
+        seeds_before, seeds_after = int(before_row["seeds_ok"]), int(after_row["seeds_ok"])
+        if seeds_after < seeds_before:
+            changes.append(Change(name, where, "seeds ok", str(seeds_before), str(seeds_after), "regressed",
+                                  f"{after_row['seeds_failed']} seed(s) failed; see runs.jsonl"))
+        for metric in baseline.report:
+            known = table.get(metric)
+            unit = known.unit if known else ""
+            tolerance = tolerances.for_metric(metric, unit)
+            if tolerance.relative is None:
+                continue  # seconds, not compared by default
+            before = _number(before_row, f"{metric}_mean")
+            after = _number(after_row, f"{metric}_mean")
+            if before is None:
+                continue
+            if after is None:
+                verdict = "regressed" if metric == primary else "moved"
+                changes.append(Change(name, where, metric, _fmt(before), "—", verdict, "no value in the current run"))
+                continue
+            verdict, detail = compare_metric(metric, known.goal if known else None, tolerance, before, after,
+                                             _number(before_row, f"{metric}_ci95"))
+            if verdict == "same":
+                continue
+            if verdict == "regressed" and metric != primary and metric not in tolerances.per_metric:
+                verdict, detail = "moved", detail + "; not the primary metric, so listed only"
+            changes.append(Change(name, where, metric, _fmt(before), _fmt(after), verdict, detail))
+    for key in current.rows.keys() - baseline.rows.keys():
+        changes.append(Change(name, " · ".join(key), "row", "—", "present", "new", "not in the baseline"))
+    for claim, before in baseline.claims.items():
+        after = current.claims.get(claim, "missing")
+        if after == before:
+            continue
+        verdict = "regressed" if before == "reproduced" else ("improved" if after == "reproduced" else "moved")
+        changes.append(Change(name, f"claim {claim}", "verdict", before, after, verdict))
+    for claim in current.claims.keys() - baseline.claims.keys():
+        changes.append(Change(name, f"claim {claim}", "verdict", "—", current.claims[claim], "new"))
+    return changes
+
+
+@dataclass
+class Report:
+    changes: list[Change]
+    specs: list[str]
+    rows: int
+    claims: int
+
+    @property
+    def regressed(self) -> list[Change]:
+        return [c for c in self.changes if c.regressed]
+
+
+def compare_roots(baseline_root: Path, current_root: Path, tolerances: Tolerances) -> Report:
+    baseline, current = spec_folders(baseline_root), spec_folders(current_root)
+    if not baseline:
+        raise RegressUsage(f"{baseline_root}: no spec results here (expected <spec>/spec.yaml from `harness run`)")
+    changes: list[Change] = []
+    rows = claims = 0
+    for name, folder in baseline.items():
+        before = read_spec_folder(folder)
+        if name not in current:
+            changes.append(Change(name, "spec", "results", "present", "missing", "regressed",
+                                  f"{current_root} has no {name}/ folder"))
+            continue
+        after = read_spec_folder(current[name])
+        rows += len(before.rows)
+        claims += len(before.claims)
+        changes += compare_specs(before, after, tolerances)
+    for name in current.keys() - baseline.keys():
+        changes.append(Change(name, "spec", "results", "—", "present", "new",
+                              f"no baseline in {baseline_root}: commit its results to track it"))
+    return Report(changes, sorted(baseline), rows, claims)
+
+
+def render(report: Report, tolerances: Tolerances) -> str:
+    lines = []
+    if report.changes:
+        header = ("spec", "where", "what", "before", "after", "verdict", "detail")
+        body = [(c.spec, c.where, c.what, c.before, c.after, c.verdict, c.detail) for c in report.changes]
+        widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
+        for row in [header, *body]:
+            lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1])
+        lines.append("")
+    compared = (f"{len(report.specs)} spec(s), {report.rows} leaderboard row(s), {report.claims} claim(s) compared; "
+                f"tolerance: {describe_tolerances(tolerances)}")
+    if report.regressed:
+        named = [f"{c.spec} {c.where} {c.what} {c.before} → {c.after}" for c in report.regressed]
+        more = f"; and {len(named) - 5} more marked 'regressed' above" if len(named) > 5 else ""
+        lines.append(f"{len(named)} regression(s): " + "; ".join(named[:5]) + more)
+    elif any(c.verdict in ("improved", "moved", "new", "note") for c in report.changes):
+        lines.append("no regression, but results moved: if that was meant, commit the new results as the baseline")
+    else:
+        lines.append("nothing moved")
+    lines.append(compared)
+    return "\n".join(lines)
+
+
+def describe_tolerances(tolerances: Tolerances) -> str:
+    default = tolerances.default.describe() if tolerances.default is not None else "exact"
+    parts = [f"{default} for metrics without a unit", "seconds not compared"]
+    parts += [f"{metric}: {t.describe()}" for metric, t in sorted(tolerances.per_metric.items())]
+    return ", ".join(parts)

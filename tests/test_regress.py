@@ -1,0 +1,165 @@
+"""`harness regress`: two results roots compared spec by spec, on copies of the committed quick results."""
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, harness_cli
+from harness.cli import main
+
+QUICK = ROOT / "results" / "quick"
+SPECS = sorted(p.stem for p in (ROOT / "specs").glob("*.yaml") if (QUICK / p.stem / "leaderboard.csv").exists())
+
+
+@pytest.fixture
+def roots(tmp_path):
+    """(baseline, current): two identical copies of results/quick (leaderboards, claims, spec.yaml)."""
+    made = []
+    for name in ("baseline", "current"):
+        root = tmp_path / name
+        for spec in ("signed-laplacian", "constrained-cc"):
+            folder = root / spec
+            folder.mkdir(parents=True)
+            for file in ("leaderboard.csv", "claims.json", "spec.yaml"):
+                shutil.copy(QUICK / spec / file, folder / file)
+        made.append(root)
+    return tuple(made)
+
+
+def edit_row(folder: Path, dataset: str, method: str, **values) -> dict:
+    """Set columns of one leaderboard.csv row; return the row as it was."""
+    path = folder / "leaderboard.csv"
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    (row,) = [r for r in rows if r["dataset"] == dataset and r["method"] == method]
+    before = dict(row)
+    row.update({k: str(v) for k, v in values.items()})
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return before
+
+
+def set_verdict(folder: Path, claim: str, verdict: str) -> None:
+    path = folder / "claims.json"
+    data = json.loads(path.read_text())
+    for c in data["claims"]:
+        if c["claim"] == claim:
+            c["verdict"] = verdict
+    path.write_text(json.dumps(data))
+
+
+def test_identical_roots(roots, capsys):
+    assert main(["regress", *map(str, roots)]) == 0
+    out = capsys.readouterr().out
+    assert "nothing moved" in out and "2 spec(s), 31 leaderboard row(s), 3 claim(s) compared" in out
+
+
+def test_dropped_primary_metric(roots, capsys):
+    """ARI (higher is better) of CC++ on the SBM drops: a regression, named; the run fails."""
+    baseline, current = roots
+    before = edit_row(current / "signed-laplacian", "sbm-n400-q0.15", "cc++", ari_mean=0.70)
+    assert float(before["ari_mean"]) > 0.70
+    assert main(["regress", str(baseline), str(current)]) == 1
+    out = capsys.readouterr().out
+    line = next(l for l in out.splitlines() if "sbm-n400-q0.15 · cc++ " in l)
+    assert "ari" in line and "regressed" in line and "0.753458" in line and "0.7 " in line
+    assert "1 regression(s): signed-laplacian sbm-n400-q0.15 · cc++ ari 0.753458 → 0.7" in out
+
+
+def test_direction_follows_the_metric_goal(roots, capsys):
+    """cost_over_opt is lower-is-better: a rise regresses, a fall is an improvement (exit 0, shown)."""
+    baseline, current = roots
+    edit_row(current / "constrained-cc", "n10-noise0.3-free", "pivot", cost_over_opt_mean=1.3)  # was 1.4229
+    assert main(["regress", str(baseline), str(current)]) == 0
+    out = capsys.readouterr().out
+    assert "improved" in out and "commit the new results as the baseline" in out
+    edit_row(current / "constrained-cc", "n10-noise0.3-free", "pivot", cost_over_opt_mean=1.5)
+    assert main(["regress", str(baseline), str(current)]) == 1
+    assert "worse by 0.0770613 (5.4%), beyond exact" in capsys.readouterr().out
+
+
+def test_flipped_claim(roots, capsys):
+    baseline, current = roots
+    set_verdict(current / "signed-laplacian", "ccpp-beats-sc-hard-band", "not reproduced")
+    assert main(["regress", str(baseline), str(current)]) == 1
+    out = capsys.readouterr().out
+    assert "claim ccpp-beats-sc-hard-band  verdict" in out and "reproduced  not reproduced  regressed" in out
+    # losing a reproduced verdict to "inconclusive" counts too; gaining one does not
+    set_verdict(current / "signed-laplacian", "ccpp-beats-sc-hard-band", "inconclusive")
+    assert main(["regress", str(baseline), str(current)]) == 1
+    set_verdict(current / "signed-laplacian", "ccpp-beats-sc-hard-band", "reproduced")
+    set_verdict(current / "constrained-cc", "cluster-lp-beats-pivot", "reproduced")
+    assert main(["regress", str(baseline), str(current)]) == 0
+    assert "inconclusive  reproduced  improved" in capsys.readouterr().out
+
+
+def test_runtime_not_compared_unless_asked(roots, capsys):
+    baseline, current = roots
+    before = edit_row(current / "signed-laplacian", "rgg-sep0.1", "cc", runtime_s_mean=1.0)  # 50× slower
+    assert float(before["runtime_s_mean"]) < 0.05
+    assert main(["regress", str(baseline), str(current)]) == 0
+    assert "nothing moved" in capsys.readouterr().out
+    assert main(["regress", str(baseline), str(current), "--tolerance", "runtime_s=1.0"]) == 1
+    out = capsys.readouterr().out
+    assert "rgg-sep0.1 · cc " in out and "runtime_s: 1 × baseline" in out
+    edit_row(current / "signed-laplacian", "rgg-sep0.1", "cc", runtime_s_mean=float(before["runtime_s_mean"]) * 1.5)
+    assert main(["regress", str(baseline), str(current), "--tolerance", "runtime_s=1.0"]) == 0
+
+
+def test_tolerance_share_and_interval(roots, capsys):
+    """CC++'s ARI on the SBM is 0.7535 ± 0.0451 (3 seeds): a drop to 0.74 is within 5 % and within the
+    interval; a drop to 0.70 is outside both; a global tolerance leaves seconds alone."""
+    baseline, current = roots
+    edit_row(current / "signed-laplacian", "sbm-n400-q0.15", "cc++", ari_mean=0.74, runtime_s_mean=9.0)
+    assert main(["regress", str(baseline), str(current)]) == 1
+    assert main(["regress", str(baseline), str(current), "--tolerance", "0.05"]) == 0
+    assert main(["regress", str(baseline), str(current), "--tolerance", "interval"]) == 0
+    edit_row(current / "signed-laplacian", "sbm-n400-q0.15", "cc++", ari_mean=0.70)
+    capsys.readouterr()
+    assert main(["regress", str(baseline), str(current), "--tolerance", "0.05"]) == 1
+    assert main(["regress", str(baseline), str(current), "--tolerance", "ari=interval"]) == 1
+    assert "outside the baseline's 95% interval (± 0.0451295)" in capsys.readouterr().out
+
+
+def test_lost_seeds_rows_and_specs(roots, capsys):
+    baseline, current = roots
+    edit_row(current / "constrained-cc", "n10-noise0.1", "pivot", seeds_ok=0, seeds_failed=1, cost_over_opt_mean="")
+    assert main(["regress", str(baseline), str(current)]) == 1
+    out = capsys.readouterr().out
+    assert "seeds ok" in out and "cost_over_opt" in out and "no value in the current run" in out
+    shutil.rmtree(current / "constrained-cc")
+    assert main(["regress", str(baseline), str(current)]) == 1
+    assert "has no constrained-cc/ folder" in capsys.readouterr().out
+    # one spec's folder on each side works too
+    assert main(["regress", str(baseline / "signed-laplacian"), str(current / "signed-laplacian")]) == 0
+
+
+def test_usage_errors_exit_2(roots, tmp_path):
+    baseline, current = roots
+    done = harness_cli("regress", baseline, tmp_path / "nowhere")
+    assert done.returncode == 2 and "no such folder" in done.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert harness_cli("regress", empty, current).returncode == 2
+    done = harness_cli("regress", baseline, current, "--tolerance", "ari=lots")
+    assert done.returncode == 2 and "--tolerance 'ari=lots'" in done.stderr
+
+
+@pytest.mark.slow
+def test_quick_profile_is_deterministic(tmp_path):
+    """Both specs' quick profiles, run twice, give identical leaderboards and verdicts, and the
+    committed results/quick (what .ci/run checks)."""
+    specs = [ROOT / "specs" / f"{s}.yaml" for s in SPECS]
+    for name in ("first", "second"):
+        done = harness_cli("run", *specs, "--profile", "quick", "--out", tmp_path / name, "--no-progress")
+        assert done.returncode == 0, done.stderr
+    done = harness_cli("regress", tmp_path / "first", tmp_path / "second")
+    assert done.returncode == 0 and "nothing moved" in done.stdout, done.stdout
+    done = harness_cli("regress", QUICK, tmp_path / "first")
+    assert done.returncode == 0, done.stdout

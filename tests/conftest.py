@@ -54,6 +54,17 @@ def toy_env(monkeypatch):
 
 
 @pytest.fixture
+def one_torch_thread():
+    """One torch thread, as the specs run cells: on a busy 2-core machine two threads thrash."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture
 def write_spec(tmp_path):
     """Write a spec file named after its ``name`` (or ``stem``) and return its path."""
 

@@ -19,13 +19,7 @@ from harness.tasks.fewshot.images import linear_cka, resize_bilinear, translate,
 torch = pytest.importorskip("torch")
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """One thread, as the spec runs cells: on a busy 2-core machine two threads thrash."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 # --------------------------------------------------------------------------- ProtoNet scoring

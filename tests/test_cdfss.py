@@ -25,13 +25,7 @@ from implementations.dfn import DomainFeatureNavigator, _net  # noqa: E402  (nee
 TINY = TASK.tiny["synthetic-shapes"]
 
 
-@pytest.fixture(autouse=True)
-def _one_torch_thread():
-    """One thread, as the spec runs cells: on a busy 2-core machine two threads thrash."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def tiny_method(**params) -> DomainFeatureNavigator:

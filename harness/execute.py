@@ -214,10 +214,10 @@ class WorkerPool:
                         code = worker.process.exitcode
                         worker.process.join(_KILL_GRACE_S)
                         code = worker.process.exitcode if code is None else code
-                        result = _lost(cell, worker, f"the worker process died (exit code {code}); out of memory or a crash in native code")
+                        result = _lost(worker, f"the worker process died (exit code {code}); out of memory or a crash in native code")
                         self._replace(worker)
                 elif time.monotonic() >= worker.deadline:
-                    result = _lost(cell, worker, f"killed after the {cell['timeout_s']:g} s timeout", status="timed-out")
+                    result = _lost(worker, f"killed after the {cell['timeout_s']:g} s timeout", status="timed-out")
                     self._replace(worker)
                 if result is not None:
                     worker.cell, worker.deadline = None, math.inf
@@ -256,6 +256,6 @@ class WorkerPool:
         self._workers = []
 
 
-def _lost(cell: dict, worker: _Worker, message: str, status: str = "failed") -> dict:
+def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:
     return {"status": status, "metrics": {}, "error": message, "device": None,
             "wall_s": time.monotonic() - worker.started, "peak_mib": None}

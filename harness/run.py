@@ -108,11 +108,12 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
                 _Progress(progress, spec.name) as bar:
             write_resolved_spec(spec, folder)
             storage = options.storage or f"sqlite:///{(folder / 'optuna.db').resolve()}"
-            done = store.finished_keys()
+            finished = [r for r in read_runs(folder) if r.get("status") in FINISHED]
+            done = {r["key"] for r in finished}
             # params a finished test cell already froze: its pair's tuning is over, even if
             # the Optuna storage is gone (it is not committed with the results)
-            frozen = {(r["dataset"], r["method"]): r["params"] for r in read_runs(folder)
-                      if r.get("spec_hash") == spec.spec_hash and r.get("split") == "test" and r["status"] in FINISHED}
+            frozen = {(r["dataset"], r["method"]): r["params"] for r in finished
+                      if r.get("spec_hash") == spec.spec_hash and r.get("split") == "test"}
 
             def record(cell: Cell, result: dict[str, Any], tuned: list[str]) -> None:
                 store.append({

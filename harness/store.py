@@ -56,9 +56,6 @@ class RunStore:
             data = f.read()
             f.truncate(data.rfind(b"\n") + 1)  # drop the line a crash cut in half
 
-    def finished_keys(self) -> set[str]:
-        return {r["key"] for r in read_runs(self.folder) if r.get("status") in FINISHED}
-
     def append(self, record: dict[str, Any]) -> None:
         line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)

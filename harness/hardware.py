@@ -55,8 +55,12 @@ def package_versions() -> dict[str, str]:
     return versions
 
 
-def git_commit(where: Path) -> str:
-    """The commit of the repository holding ``where``, with ``+dirty`` for uncommitted changes."""
+def git_commit(where: Path, ignore: Path | None = None) -> str:
+    """The commit of the repository holding ``where``, with ``+dirty`` for uncommitted changes.
+
+    Changes under ``ignore`` (the results root a run writes into) do not count: a run's own
+    output is not a change to the code that produced it.
+    """
     try:
         def git(*args: str) -> str:
             return subprocess.run(
@@ -64,7 +68,10 @@ def git_commit(where: Path) -> str:
             ).stdout.strip()
 
         commit = git("rev-parse", "--short=12", "HEAD")
-        dirty = git("status", "--porcelain", "--untracked-files=no")
+        top = Path(git("rev-parse", "--show-toplevel")).resolve()
+        inside = ignore is not None and Path(ignore).resolve().is_relative_to(top)
+        excluded = [f":(exclude){Path(ignore).resolve()}"] if inside else []
+        dirty = git("status", "--porcelain", "--untracked-files=no", "--", ":/", *excluded)
         return commit + ("+dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return "unknown"

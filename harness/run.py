@@ -95,7 +95,7 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
         task = default_registry().load("tasks", spec.task)
         task_version = str(getattr(task, "version", "1"))
         goal = metric_table()[spec.primary_metric].goal
-        commit = git_commit(spec.path.resolve().parent)
+        commit = git_commit(spec.path.resolve().parent, ignore=root)
         datasets = []
         for dataset in spec.datasets:
             if dataset.requires == "data" and data_dir is None:

@@ -247,7 +247,7 @@ class ViTProtoNet:
     """
 
     # Parameters that change only :meth:`embed`: the task's cache of source-trained models ignores them.
-    eval_params = ("test_shuffle", "embed_batch")
+    after_source_params = ("test_shuffle", "embed_batch")
 
     def __init__(self, *, arch: str = "tiny", lr: float = 1e-3, weight_decay: float = 0.01,
                  backbone_lr_scale: float = 1.0, translate: float = 0.1, flip: bool = False,

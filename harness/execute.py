@@ -13,21 +13,20 @@ import multiprocessing as mp
 import os
 import time
 import traceback
-from collections import OrderedDict
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from harness.hardware import thread_environment
+from harness.tasks.base import WorkerCache
 
 _KILL_GRACE_S = 2.0
 
 
 # --- inside a worker -------------------------------------------------------------------
 
-_data_cache: OrderedDict = OrderedDict()
-_DATA_CACHE_SIZE = 16  # every dataset of a seed, since cells run seed → method → dataset
+_data_cache = WorkerCache(16)  # every dataset of a seed, since cells run seed → method → dataset
 
 
 def _reset_peak_rss() -> bool:
@@ -89,15 +88,8 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
         )
         data_key = (cell["dataset_name"], repr(sorted(cell["dataset_params"].items())), cell["seed"], cell["split"],
                     cell["dataset_id"], cell.get("data_dir"))
-        if data_key in _data_cache:
-            data = _data_cache[data_key]
-            _data_cache.move_to_end(data_key)
-        else:
-            loader = registry.load("datasets", cell["dataset_name"])
-            data = loader(context, **cell["dataset_params"])
-            _data_cache[data_key] = data
-            if len(_data_cache) > _DATA_CACHE_SIZE:
-                _data_cache.popitem(last=False)
+        data = _data_cache.get_or_build(
+            data_key, lambda: registry.load("datasets", cell["dataset_name"])(context, **cell["dataset_params"]))
         method = registry.load("methods", cell["method_name"])(**cell["params"])
         metrics = task.evaluate(method, data, context)
         clean = {}

@@ -239,7 +239,7 @@ def test_imagefolder_loader_skips_cleanly_without_data(tmp_path):
 class _PixelMeans:
     """A torch-free learner for protocol tests: features are mean colours of a 2×2 grid."""
 
-    eval_params = ("tag",)
+    after_source_params = ("tag",)
     fits = 0
 
     def __init__(self, *, scale: float = 1.0, tag: str = ""):

@@ -87,7 +87,7 @@ def test_every_style_renders_images_and_masks(target):
 class _Recorder:
     """A stub method: records what segment receives, answers with the support's first mask."""
 
-    target_params = ()
+    after_source_params = ()
 
     def __init__(self, *, tag: int = 0):
         self.tag = tag

@@ -94,3 +94,16 @@ def test_cells_of_one_group_stay_on_one_worker(toy_env):
     for group in "ab":
         assert len({results[f"{group}{i}"]["pid"] for i in range(3)}) == 1, group
     assert results["a0"]["pid"] != results["b0"]["pid"]
+
+
+def test_worker_cache_builds_once_and_evicts_the_least_recently_used():
+    from harness.tasks.base import WorkerCache
+
+    built = []
+    cache = WorkerCache(2)
+    build = lambda key: (lambda: built.append(key) or key.upper())  # noqa: E731
+    assert cache.get_or_build("a", build("a")) == "A"
+    cache.get_or_build("b", build("b"))
+    assert cache.get_or_build("a", build("a")) == "A" and built == ["a", "b"]  # a hit, and now the newest
+    cache.get_or_build("c", build("c"))  # evicts b, the least recently used
+    assert "a" in cache and "b" not in cache and "c" in cache

@@ -48,3 +48,50 @@ class Context:
         digest = hashlib.sha256("\x1f".join(words).encode()).digest()
         entropy = [int(self.seed), *(int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4))]
         return np.random.default_rng(np.random.SeedSequence(entropy))
+
+
+class WorkerCache:
+    """A small least-recently-used cache that lives as long as the worker process.
+
+    Cells of one seed and method run on one worker (see :mod:`harness.execute`), so data
+    and source training kept here are reused by the cells that follow, never shared
+    across processes. Values must not be mutated by whoever gets them.
+    """
+
+    def __init__(self, size: int):
+        from collections import OrderedDict
+
+        self.size = size
+        self._items: OrderedDict = OrderedDict()
+
+    def __contains__(self, key) -> bool:
+        return key in self._items
+
+    def clear(self) -> None:
+        self._items.clear()
+
+    def get_or_build(self, key, build):
+        if key in self._items:
+            self._items.move_to_end(key)
+            return self._items[key]
+        value = build()
+        self._items[key] = value
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+        return value
+
+
+def source_training_key(method) -> tuple:
+    """What a method's source training depends on among its own settings.
+
+    Its class and constructor parameters, less those it lists in ``after_source_params``
+    (settings that act only after source training, such as test-time probes or target
+    fine-tuning), so methods that differ only there share one training.
+    """
+    import inspect
+
+    cls = type(method)
+    after = set(getattr(cls, "after_source_params", ()))
+    names = [p.name for p in inspect.signature(cls.__init__).parameters.values()
+             if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in after]
+    return (cls.__module__, cls.__qualname__, tuple((name, repr(getattr(method, name, None))) for name in sorted(names)))

@@ -56,7 +56,7 @@ class DomainFeatureNavigator:
     the adapters (no fine-tuning) to test what the source stage alone gave the decoder.
     """
 
-    target_params = ("finetune_steps", "finetune_lr", "drop_adapter_at_test", "episode_batch")
+    after_source_params = ("finetune_steps", "finetune_lr", "drop_adapter_at_test", "episode_batch")
 
     def __init__(
         self,

@@ -42,7 +42,7 @@ class ReCIT(ViTProtoNet):
         As for :class:`baselines.vit.ViTProtoNet`.
     """
 
-    eval_params = ("embed_batch",)
+    after_source_params = ("embed_batch",)
 
     def __init__(self, *, shuffle_warmup: bool = True, frequency: bool = True, warmup_epochs: int | None = None,
                  warmup_max_scale: float = 2.0, similarity: float = 0.3, arch: str = "tiny", lr: float = 1e-3,

@@ -22,7 +22,7 @@ features and scores the queries, so a method never sees a query label.
 Caching. The source domain and the training budget do not depend on the target, so the
 task keeps the last two source-trained models of a worker process (cells run seed →
 method → dataset) and reuses one when everything that determines it matches: the
-method's class and parameters (less those listed in its ``eval_params``), the seed, the
+method's class and parameters (less those listed in its ``after_source_params``), the seed, the
 source data, the budget, the device and the precision. ``train_s`` then reports the
 original training time.
 
@@ -35,7 +35,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -43,7 +42,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable
+from harness.tasks.base import Context, DataUnavailable, WorkerCache, source_training_key
 from harness.tasks.fewshot.episodes import Episodes, sample_episodes
 from harness.tasks.fewshot.images import (
     IMAGE_SUFFIXES,
@@ -113,16 +112,7 @@ def _check_budget(ways: int, queries: int, episodes: int, epochs: int, batch_siz
             raise ValueError(f"{name}={value} must be a positive integer")
 
 
-_SOURCES: OrderedDict = OrderedDict()  # one array per source domain, shared by the datasets of a worker
-
-
-def _cached_source(key: tuple, build):
-    if key not in _SOURCES:
-        _SOURCES[key] = build()
-        if len(_SOURCES) > 2:
-            _SOURCES.popitem(last=False)
-    _SOURCES.move_to_end(key)
-    return _SOURCES[key]
+_SOURCES = WorkerCache(2)  # one array per source domain, shared by the datasets of a worker
 
 
 @lru_cache(maxsize=1)
@@ -271,7 +261,7 @@ def synthetic_digit_domains(
         return (Domain("source", images[train], labels[train].copy()),
                 Domain("source-heldout", images[heldout], labels[heldout].copy()))
 
-    source_train, source_heldout = _cached_source(source_key, build_source)
+    source_train, source_heldout = _SOURCES.get_or_build(source_key, build_source)
 
     rng = context.rng("data", target)
     if target == "texture":
@@ -355,7 +345,7 @@ def cdfsl_imagefolder(
         images = read_images(files, image_size, threads)
         return (Domain(source, images[train], labels[train]), Domain(f"{source}-heldout", images[heldout], labels[heldout]))
 
-    source_train, source_heldout = _cached_source(source_key, build_source)
+    source_train, source_heldout = _SOURCES.get_or_build(source_key, build_source)
     target_folder = _domain_folder(base, target)
     partition = source_context.rng("partition", "imagefolder", target)
     halves = [(name, [files[i] for i in _half_for_split(np.arange(len(files)), context.split, partition)])
@@ -447,16 +437,12 @@ class FewShotLearner(Protocol):
         ...
 
 
-_TRAINED: OrderedDict = OrderedDict()  # source-trained models of this worker: key → (fitted attributes, train_s)
-_TRAINED_SIZE = 2
+_TRAINED = WorkerCache(2)  # source-trained models of this worker: key → (fitted attributes, train_s)
 
 
 def _training_key(method: Any, data: CdfslData, context: Context) -> tuple:
-    skip = set(getattr(type(method), "eval_params", ()))
-    params = sorted((k, repr(v)) for k, v in vars(method).items()
-                    if not k.startswith("_") and not k.endswith("_") and k not in skip)
-    return (type(method).__module__, type(method).__qualname__, tuple(params), context.seed, data.source_key,
-            data.epochs, data.batch_size, context.device, context.precision)
+    return (source_training_key(method), context.seed, data.source_key, data.epochs, data.batch_size,
+            context.device, context.precision)
 
 
 def tiny_image_folders() -> Path:
@@ -505,21 +491,16 @@ class CrossDomainFewShotTask:
 
     def evaluate(self, method: FewShotLearner, data: CdfslData, context: Context) -> dict[str, float]:
         who = type(method).__name__
-        key = _training_key(method, data, context)
-        if key in _TRAINED:
-            fitted, train_s = _TRAINED[key]
-            _TRAINED.move_to_end(key)
-            for name, value in fitted.items():
-                setattr(method, name, value)
-        else:
+        def train() -> tuple[dict[str, Any], float]:
             started = time.perf_counter()
             method.fit_source(data.source_train.images, data.source_train.labels, _source_context(context),
                               epochs=data.epochs, batch_size=data.batch_size)
             train_s = time.perf_counter() - started
-            fitted = {k: v for k, v in vars(method).items() if k.endswith("_") and not k.startswith("_")}
-            _TRAINED[key] = (fitted, train_s)
-            if len(_TRAINED) > _TRAINED_SIZE:
-                _TRAINED.popitem(last=False)
+            return {k: v for k, v in vars(method).items() if k.endswith("_") and not k.startswith("_")}, train_s
+
+        fitted, train_s = _TRAINED.get_or_build(_training_key(method, data, context), train)
+        for name, value in fitted.items():
+            setattr(method, name, value)
 
         started = time.perf_counter()
         target = np.asarray(method.embed(data.target.images))

@@ -27,16 +27,14 @@ and :func:`cdfss_folder` (the real CD-FSS benchmarks from ``--data-dir``).
 from __future__ import annotations
 
 import dataclasses
-import inspect
 import time
-from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable
+from harness.tasks.base import Context, DataUnavailable, WorkerCache, source_training_key
 from harness.tasks.fewshot.episodes import sample_episodes
 from harness.tasks.fewshot.images import IMAGE_SUFFIXES, linear_cka
 
@@ -98,7 +96,7 @@ class FewShotSegmenter(Protocol):
 
     #: names of constructor parameters that act only after source training (the task's
     #: source-training cache ignores them, so tuning them never retrains the source model)
-    target_params: tuple[str, ...]
+    after_source_params: tuple[str, ...]
 
     def fit_source(self, images: np.ndarray, masks: np.ndarray, labels: np.ndarray,
                    rng: np.random.Generator, context: Context) -> float | None:
@@ -617,38 +615,26 @@ def _to_numpy(array) -> np.ndarray:
 
 # --------------------------------------------------------------------------- the task
 
-_SOURCE_CACHE: OrderedDict = OrderedDict()
 # every source-trained arm of one seed (the spec's arms are ≤ 8); states are small, and
 # tuning runs dataset-major, so a smaller cache would retrain each arm once per target
-_SOURCE_CACHE_SIZE = 8
-
-
-def _source_parameters(method) -> str:
-    """repr of the method's constructor parameters minus those that act after source training."""
-    skip = set(getattr(method, "target_params", ()))
-    names = [p.name for p in inspect.signature(type(method).__init__).parameters.values()
-             if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    return repr(sorted((name, repr(getattr(method, name, None))) for name in names if name not in skip))
+_SOURCE_CACHE = WorkerCache(8)
 
 
 def _fit_source(method: FewShotSegmenter, data: CrossDomainSegmentationData, context: Context) -> float:
     """Train ``method`` on the source (or restore the cached training); return its train_s."""
-    cls = type(method)
-    key = (cls.__module__, cls.__qualname__, _source_parameters(method), context.seed, data.source_key,
-           context.device, context.precision)
-    if key in _SOURCE_CACHE:
-        state, train_s = _SOURCE_CACHE[key]
-        _SOURCE_CACHE.move_to_end(key)
+    key = (source_training_key(method), context.seed, data.source_key, context.device, context.precision)
+    restored = key in _SOURCE_CACHE
+
+    def train() -> tuple[Any, float]:
+        # keyed like the source data: the same stream on every split and target
+        rng = dataclasses.replace(context, split="train", dataset=SOURCE_STREAM).rng("method", "source")
+        started = time.perf_counter()
+        reused_s = method.fit_source(data.source.images, data.source.masks, data.source.labels.copy(), rng, context)
+        return method.source_state(), time.perf_counter() - started + float(reused_s or 0.0)
+
+    state, train_s = _SOURCE_CACHE.get_or_build(key, train)
+    if restored:
         method.load_source_state(state)
-        return train_s
-    # keyed like the source data: the same stream on every split and target
-    rng = dataclasses.replace(context, split="train", dataset=SOURCE_STREAM).rng("method", "source")
-    started = time.perf_counter()
-    reused_s = method.fit_source(data.source.images, data.source.masks, data.source.labels.copy(), rng, context)
-    train_s = time.perf_counter() - started + float(reused_s or 0.0)
-    _SOURCE_CACHE[key] = (method.source_state(), train_s)
-    if len(_SOURCE_CACHE) > _SOURCE_CACHE_SIZE:
-        _SOURCE_CACHE.popitem(last=False)
     return train_s
 
 

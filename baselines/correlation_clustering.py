@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from harness.tasks.correlation_clustering import (
+from harness.tasks.graph.correlation_clustering import (
     CCInstance,
     canonical_labels,
     check_consistent,

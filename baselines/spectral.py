@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.tasks.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
+from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
 from implementations.signed_laplacian import (
     graph_laplacian,
     smallest_eigenpair_on_complement,

@@ -89,7 +89,7 @@ def context(seed: int = 0, dataset: str = "bench"):
 @lru_cache(maxsize=None)
 def sbm_instance(n: int, q: float = 0.15):
     """The signed-Laplacian spec's SBM (p = 0.2) at ``n`` vertices, built once per process."""
-    from harness.tasks.constrained_clustering import two_block_sbm
+    from harness.tasks.graph.constrained_clustering import two_block_sbm
 
     return two_block_sbm(context(dataset=f"sbm-n{n}"), n=n, p=0.2, q=q)
 
@@ -97,7 +97,7 @@ def sbm_instance(n: int, q: float = 0.15):
 @lru_cache(maxsize=None)
 def cc_instance(n: int, constraints: int = 2, noise: float = 0.3):
     """One planted constrained correlation clustering instance, built once per process."""
-    from harness.tasks.correlation_clustering import planted_partition
+    from harness.tasks.graph.correlation_clustering import planted_partition
 
     batch = planted_partition(context(dataset=f"cc-n{n}"), n=n, noise=noise, constraints=constraints, instances=1)
     return batch.instances[0]

@@ -21,7 +21,7 @@ class ClusterLP(CpuKernel):
         self.instance = cc_instance(n)
 
     def time_build_and_solve(self, n):
-        from harness.tasks.correlation_clustering import feasible_clusters, solve_cluster_lp
+        from harness.tasks.graph.correlation_clustering import feasible_clusters, solve_cluster_lp
 
         solve_cluster_lp(self.instance, feasible_clusters(self.instance))
 
@@ -29,7 +29,7 @@ class ClusterLP(CpuKernel):
         self.time_build_and_solve(n)
 
     def time_exact_ilp(self, n):
-        from harness.tasks.correlation_clustering import feasible_clusters, solve_exact
+        from harness.tasks.graph.correlation_clustering import feasible_clusters, solve_exact
 
         solve_exact(self.instance, feasible_clusters(self.instance))
 

@@ -36,9 +36,9 @@ def _track_primary(folder: Path, metric: str, rows: list[str]):
             raise KeyError(f"{folder}/leaderboard.csv has no {metric} for {row!r}")
         return value
 
-    from harness.metrics import METRICS
+    from harness.registry import metrics
 
-    goal = METRICS[metric].goal if metric in METRICS else "?"
+    goal = metrics()[metric].goal if metric in metrics() else "?"
     track.params = rows
     track.param_names = ["dataset · method"]
     track.unit = f"{metric} ({'higher' if goal == 'max' else 'lower'} is better)"

@@ -75,6 +75,6 @@ class SweepRounding(CpuKernel):
             self.instance.similarity, self.instance.cannot_link, np.random.default_rng(0))
 
     def time_sweep(self, n):
-        from harness.tasks.constrained_clustering import round_bipartition
+        from harness.tasks.graph.constrained_clustering import round_bipartition
 
         round_bipartition(self.vector, self.instance.similarity, self.instance.cannot_link, "sweep")

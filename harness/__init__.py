@@ -1,34 +1,53 @@
 """harness: declarative YAML benchmark specs, run alike, stored per cell, ranked, and checked.
 
-The public surface::
+The public surface is what this module exports; every other module is internal and may
+change between versions::
 
-    from harness import load_spec, run, read_results
+    import harness
+
+    summaries = harness.run("specs/cdfsl.yaml", profile="quick", out="out")   # run specs
+    frame = harness.read_results("out/cdfsl")                                 # runs.jsonl as a DataFrame
+    spec = harness.load_spec("specs/cdfsl.yaml", profile="quick")             # the typed, resolved spec
+
+and, to add a paper, :class:`Task` with :class:`Context`, :class:`DataUnavailable`,
+:class:`WorkerCache` and :class:`SourceTraining` (see the README's "Adding a paper").
+Everything loads lazily, so ``import harness`` (and ``harness --help``) stays light.
 """
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__all__ = ["load_spec", "run", "read_results", "validate_spec"]
+__all__ = [
+    "run", "RunOptions", "SpecRun", "read_results", "load_spec", "validate_spec", "SpecError",
+    "Task", "Context", "DataUnavailable", "WorkerCache", "SourceTraining",
+]
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
-    from harness.run import run
-    from harness.spec.load import load_spec, validate_spec
+    from harness.plan import RunOptions
+    from harness.runner import SpecRun, run
+    from harness.spec.load import SpecError, load_spec, validate_spec
     from harness.store import read_results
+    from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task, WorkerCache
+
+_EXPORTS = {
+    "run": "harness.runner", "SpecRun": "harness.runner", "RunOptions": "harness.plan",
+    "read_results": "harness.store", "load_spec": "harness.spec.load", "validate_spec": "harness.spec.load",
+    "SpecError": "harness.spec.load", "Task": "harness.tasks.base", "Context": "harness.tasks.base",
+    "DataUnavailable": "harness.tasks.base", "WorkerCache": "harness.tasks.base",
+    "SourceTraining": "harness.tasks.base",
+}
 
 
 def __getattr__(name: str):
-    # lazy, so `import harness` (and so `harness --help`) stays light
-    if name in ("load_spec", "validate_spec"):
-        from harness.spec import load
+    # lazy, so `import harness` stays light; no submodule shares a name with an export, so
+    # importing one never shadows the function of the same name
+    if name in _EXPORTS:
+        import importlib
 
-        return getattr(load, name)
-    if name == "run":
-        from harness.run import run
-
-        return run
-    if name == "read_results":
-        from harness.store import read_results
-
-        return read_results
+        return getattr(importlib.import_module(_EXPORTS[name]), name)
     raise AttributeError(f"module 'harness' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

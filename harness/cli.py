@@ -1,4 +1,4 @@
-"""The ``harness`` command. A thin layer over :mod:`harness.run`; heavy packages load lazily.
+"""The ``harness`` command. A thin layer over :mod:`harness.runner`; heavy packages load lazily.
 
 Exit codes, for every command: 0 success; 1 the run finished but some cells failed or
 timed out, ``check`` found a claim not reproduced, ``regress`` found a regression, or
@@ -162,7 +162,7 @@ def _load(paths: list[Path], profile: str):
 
 def cmd_run(args) -> int:
     from harness.plan import PlanError, RunOptions
-    from harness.run import run
+    from harness.runner import run
     from harness.store import StoreLocked
 
     specs = _load(args.specs, args.profile)
@@ -281,7 +281,7 @@ def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
     from harness.leaderboard import NoResults, read_folder
     from harness.registry import metrics as metric_table
-    from harness.run import default_out
+    from harness.runner import default_out
 
     out = args.out if args.out is not None else default_out(args.profile)
     stem = args.spec.stem

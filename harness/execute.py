@@ -74,7 +74,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     try:
         registry = default_registry()
         task = registry.load("tasks", cell["task"])
-        uses_torch = bool(getattr(task, "uses_torch", False))
+        uses_torch = task.framework == "torch"
         device, result["device"] = resolve_device(cell["device"], uses_torch)
         if uses_torch:
             import torch

@@ -1,9 +1,19 @@
-"""Name → object resolution for tasks, datasets and methods.
+"""Name → object resolution for tasks, datasets, methods and metrics.
 
-The catalogue holds ``module:attr`` strings, so listing names imports nothing; objects
-are imported on first use. Outside packages extend it through the ``harness.catalogue``
-entry-point group, each entry point naming a dict shaped like
-:data:`harness.catalogue.CATALOGUE`.
+The engine holds no list of papers. Every task family (in this repository or outside it)
+declares its names in a catalogue, a plain dict of ``module:attr`` strings, and registers
+it through the ``harness.catalogue`` entry-point group; ``HARNESS_PLUGINS`` adds catalogues
+of packages that are not installed. Listing names imports nothing heavy; objects are
+imported on first use. A catalogue looks like::
+
+    CATALOGUE = {
+        "tasks":    {"fam.task":  {"target": "pkg.module:TASK", "about": "..."}},
+        "datasets": {"a-loader":  {"task": "fam.task", "target": "pkg.module:loader", "about": "..."}},
+        "methods":  {"a-method":  {"task": "fam.task", "target": "pkg.module:Class", "about": "..."}},
+        "metrics":  {"a_metric":  {"goal": "max", "unit": "%", "about": "..."}},
+    }
+
+A metric may be declared by several families when they agree on its goal and unit.
 """
 from __future__ import annotations
 
@@ -15,9 +25,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from harness.metrics import METRICS, Metric
+from harness.metrics import GOALS, Metric
 
 KINDS = ("tasks", "datasets", "methods")
+SECTIONS = (*KINDS, "metrics")
 ENTRY_POINT_GROUP = "harness.catalogue"
 PLUGINS_VARIABLE = "HARNESS_PLUGINS"  # comma-separated module:attr catalogues, for plugins not installed as packages
 
@@ -33,7 +44,7 @@ class Entry:
     target: str
     task: str | None
     about: str
-    origin: str  # "harness" for the in-repo catalogue, else the distribution providing it
+    origin: str  # "distribution:entry point" (e.g. "harness:graph"), or the HARNESS_PLUGINS target
 
 
 def suggest(name: str, candidates) -> str:
@@ -44,26 +55,45 @@ def suggest(name: str, candidates) -> str:
 class Registry:
     def __init__(self, catalogues: list[tuple[str, dict]]):
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
-        self.metrics: dict[str, Metric] = dict(METRICS)
+        self.metrics: dict[str, Metric] = {}
+        self.metric_origins: dict[str, str] = {}
         for origin, catalogue in catalogues:
+            if not isinstance(catalogue, dict):
+                raise RegistryError(f"catalogue from {origin}: expected a dict with sections {', '.join(SECTIONS)}, "
+                                    f"found {type(catalogue).__name__}")
+            unknown = set(catalogue) - set(SECTIONS)
+            if unknown:
+                raise RegistryError(f"catalogue from {origin}: unknown section {sorted(unknown)[0]!r}; "
+                                    f"expected one of {', '.join(SECTIONS)}")
             for name, row in catalogue.get("metrics", {}).items():
-                if name in self.metrics:
-                    raise RegistryError(f"metric {name!r} from {origin} is already defined")
-                if row.get("goal") not in ("max", "min"):
-                    raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min'")
-                self.metrics[name] = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""))
-            for kind, rows in catalogue.items():
-                if kind == "metrics":
-                    continue
-                if kind not in self._entries:
-                    raise RegistryError(f"catalogue from {origin}: unknown section {kind!r}; expected one of {KINDS}")
-                for name, row in rows.items():
-                    if name in self._entries[kind]:
-                        other = self._entries[kind][name].origin
-                        raise RegistryError(f"{kind[:-1]} {name!r} is registered twice: by {other} and by {origin}")
-                    self._entries[kind][name] = Entry(
-                        kind, name, row["target"], row.get("task"), row.get("about", ""), origin
-                    )
+                self._add_metric(origin, name, row)
+            for kind in KINDS:
+                for name, row in catalogue.get(kind, {}).items():
+                    self._add_entry(origin, kind, name, row)
+
+    def _add_metric(self, origin: str, name: str, row: dict) -> None:
+        if row.get("goal") not in GOALS:
+            raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min', found {row.get('goal')!r}")
+        metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""))
+        known = self.metrics.get(name)
+        if known is not None:
+            if (known.goal, known.unit) != (metric.goal, metric.unit):
+                raise RegistryError(f"metric {name!r} is declared twice with different goal or unit: "
+                                    f"{known.goal} [{known.unit}] by {self.metric_origins[name]}, "
+                                    f"{metric.goal} [{metric.unit}] by {origin}")
+            return  # the same metric, reported by another family
+        self.metrics[name] = metric
+        self.metric_origins[name] = origin
+
+    def _add_entry(self, origin: str, kind: str, name: str, row: dict) -> None:
+        if name in self._entries[kind]:
+            other = self._entries[kind][name].origin
+            raise RegistryError(f"{kind[:-1]} {name!r} is registered twice: by {other} and by {origin}")
+        if not isinstance(row, dict) or ":" not in str(row.get("target", "")):
+            raise RegistryError(f"{kind[:-1]} {name!r} from {origin}: expected {{target: 'module:attr', ...}}")
+        if kind != "tasks" and not row.get("task"):
+            raise RegistryError(f"{kind[:-1]} {name!r} from {origin}: name the task it belongs to ('task': ...)")
+        self._entries[kind][name] = Entry(kind, name, row["target"], row.get("task"), row.get("about", ""), origin)
 
     def names(self, kind: str, task: str | None = None) -> list[str]:
         return sorted(n for n, e in self._entries[kind].items() if task is None or e.task == task)
@@ -78,7 +108,15 @@ class Registry:
             ) from None
 
     def load(self, kind: str, name: str) -> Any:
-        return import_target(self.entry(kind, name).target)
+        entry = self.entry(kind, name)
+        obj = import_target(entry.target)
+        if kind == "tasks":
+            from harness.tasks.base import Task
+
+            if not isinstance(obj, Task):
+                raise RegistryError(f"task {name!r} ({entry.target}, from {entry.origin}) is a {type(obj).__name__}, "
+                                    "not an instance of harness.Task: subclass it (see the README's 'Adding a paper')")
+        return obj
 
     def parameters(self, kind: str, name: str) -> dict[str, Any]:
         """Keyword parameters (name → default) a spec may set for a dataset or method."""
@@ -111,17 +149,23 @@ def keyword_parameters(func, skip_first: bool) -> dict[str, Any]:
 def default_registry() -> Registry:
     from importlib.metadata import entry_points
 
-    from harness.catalogue import CATALOGUE
-
-    catalogues: list[tuple[str, dict]] = [("harness", CATALOGUE)]
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        origin = ep.dist.name if ep.dist is not None else ep.value
-        catalogues.append((origin, ep.load()))
+    catalogues: list[tuple[str, dict]] = []
+    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.dist.name if ep.dist else "", ep.name)):
+        dist = ep.dist.name if ep.dist is not None else "?"
+        try:
+            catalogue = ep.load()
+        except Exception as exc:  # a broken plugin names itself instead of breaking every command
+            raise RegistryError(f"the catalogue {ep.value!r} of {dist} (entry point {ep.name!r} in group "
+                                f"{ENTRY_POINT_GROUP!r}) does not load: {type(exc).__name__}: {exc}") from None
+        catalogues.append((f"{dist}:{ep.name}", catalogue))
     for target in filter(None, (t.strip() for t in os.environ.get(PLUGINS_VARIABLE, "").split(","))):
         catalogues.append((target, import_target(target)))
+    if not catalogues:
+        raise RegistryError(f"no catalogue is registered in the {ENTRY_POINT_GROUP!r} entry-point group: "
+                            "install the project (`pip install -e .`) so its task families register")
     return Registry(catalogues)
 
 
 def metrics() -> dict[str, Metric]:
-    """Every metric: the in-repo table plus those plugins add."""
+    """Every metric every registered family declares."""
     return default_registry().metrics

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ torch = pytest.importorskip("torch")
 
 from implementations.dfn import DomainFeatureNavigator, _net  # noqa: E402  (needs torch)
 
-TINY = TASK.tiny["synthetic-shapes"]
+TINY = TASK.tiny(Path('.'))["synthetic-shapes"]
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")

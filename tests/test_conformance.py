@@ -21,14 +21,17 @@ PAIRS = [
 
 
 @pytest.mark.parametrize("task_name", REGISTRY.names("tasks"))
-def test_task_declares_its_contract(task_name):
+def test_task_declares_its_contract(task_name, tmp_path):
+    from harness import Task
+
     task = REGISTRY.load("tasks", task_name)
+    assert isinstance(task, Task)
     assert isinstance(task.name, str) and task.name == task_name
     assert isinstance(task.version, str) and task.version
+    assert task.framework in (None, "torch")
     assert getattr(task.protocol, "_is_protocol", False), "protocol is a typing.Protocol"
-    assert set(task.metrics) <= set(metrics()), "every metric a task reports is in the metric table"
-    assert set(task.tiny) == set(REGISTRY.names("datasets", task_name)), "a tiny configuration per dataset"
-    assert callable(task.evaluate)
+    assert set(task.metrics) <= set(metrics()), "every metric a task reports is declared in a catalogue"
+    assert set(task.tiny(tmp_path)) == set(REGISTRY.names("datasets", task_name)), "a tiny configuration per dataset"
 
 
 @pytest.mark.parametrize("kind", ["datasets", "methods"])
@@ -45,7 +48,7 @@ def test_parameters_are_keyword_with_defaults(kind):
 
 
 @pytest.mark.parametrize("method, dataset", PAIRS, ids=[f"{m}@{d}" for m, d in PAIRS])
-def test_method_runs_on_tiny_dataset(method, dataset):
+def test_method_runs_on_tiny_dataset(method, dataset, tmp_path):
     entry = REGISTRY.entry("methods", method)
     task = REGISTRY.load("tasks", entry.task)
     cls = import_target(entry.target)
@@ -53,7 +56,7 @@ def test_method_runs_on_tiny_dataset(method, dataset):
     for name in protocol_methods:
         assert callable(getattr(cls, name, None)), f"{method} lacks {name}() of {task.protocol.__name__}"
     result = execute_cell({
-        "task": entry.task, "dataset_id": dataset, "dataset_name": dataset, "dataset_params": task.tiny[dataset],
+        "task": entry.task, "dataset_id": dataset, "dataset_name": dataset, "dataset_params": task.tiny(tmp_path)[dataset],
         "method_name": method, "params": {}, "seed": 0, "split": "val", "device": "cpu", "threads": 1,
         "timeout_s": 60, "data_dir": None,
     })

@@ -5,6 +5,8 @@ Correlation Clustering", ICML 2025. E⁺(C) / E⁻(C) are the + / − pairs C pa
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -16,7 +18,7 @@ from baselines.correlation_clustering import (
     solve_triangle_lp,
 )
 from harness.tasks.base import Context
-from harness.tasks.correlation_clustering import (
+from harness.tasks.graph.correlation_clustering import (
     TASK,
     CCBatch,
     ClusterLPSolution,
@@ -450,7 +452,7 @@ def test_loader_is_reproducible_and_consistent():
 
 def test_task_metrics_and_zero_optimum_rule():
     ctx = Context(seed=0, dataset="planted-partition-cc")
-    data = planted_partition(ctx, **TASK.tiny["planted-partition-cc"])
+    data = planted_partition(ctx, **TASK.tiny(Path('.'))["planted-partition-cc"])
     metrics = TASK.evaluate(ExactILP(), data, ctx)
     assert set(metrics) == set(TASK.metrics)
     assert metrics["cost_over_opt"] == metrics["worst_cost_over_opt"] == 1.0

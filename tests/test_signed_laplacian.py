@@ -8,15 +8,17 @@ from __future__ import annotations
 
 import itertools
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from baselines import CucuringuConstrainedSpectral, SpectralClustering
-from harness.tasks import constrained_clustering as task_module
+from harness.tasks.graph import constrained_clustering as task_module
 from harness.tasks.base import Context
-from harness.tasks.constrained_clustering import (
+from harness.tasks.graph.constrained_clustering import (
     TASK,
     ConstrainedClusteringInstance,
     crossing_weight,
@@ -32,7 +34,7 @@ from implementations.signed_laplacian import (
     vertex_function,
 )
 
-LOADERS = {name: getattr(task_module, name.replace("-", "_")) for name in TASK.tiny}
+LOADERS = {name: getattr(task_module, name.replace("-", "_")) for name in TASK.tiny(Path('.'))}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -352,7 +354,7 @@ def test_cut_ratio_by_hand_and_its_guards():
 
 @pytest.mark.parametrize("name", LOADERS)
 def test_data_is_identical_for_a_seed_and_split_and_differs_between_splits(name):
-    params = TASK.tiny[name]
+    params = TASK.tiny(Path('.'))[name]
 
     def load(split, seed=0):
         return LOADERS[name](Context(seed=seed, split=split, dataset=name), **params)
@@ -435,7 +437,7 @@ def test_every_registered_method_runs_on_every_tiny_dataset():
 
     registry = default_registry()
     for dataset in registry.names("datasets", task=TASK.name):
-        data = registry.load("datasets", dataset)(Context(seed=0, split="test", dataset=dataset), **TASK.tiny[dataset])
+        data = registry.load("datasets", dataset)(Context(seed=0, split="test", dataset=dataset), **TASK.tiny(Path('.'))[dataset])
         for name in registry.names("methods", task=TASK.name):
             scores = TASK.evaluate(registry.load("methods", name)(), data, Context(seed=0, dataset=dataset))
             assert set(scores) == set(TASK.metrics)

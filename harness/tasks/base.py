@@ -1,12 +1,17 @@
-"""What the engine hands a task, and the one exception a dataset loader raises.
+"""The contract between the engine and a task: :class:`Task`, what it is handed
+(:class:`Context`), the one exception a dataset loader raises (:class:`DataUnavailable`),
+and the worker-lifetime caches a task may use (:class:`WorkerCache`, :class:`SourceTraining`).
 
 Kept free of heavy imports: the CLI imports this module when it validates specs.
 """
 from __future__ import annotations
 
+import abc
 import hashlib
+import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, ClassVar
 
 SPLITS = ("train", "val", "test")
 
@@ -95,3 +100,89 @@ def source_training_key(method) -> tuple:
     names = [p.name for p in inspect.signature(cls.__init__).parameters.values()
              if p.name != "self" and p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name not in after]
     return (cls.__module__, cls.__qualname__, tuple((name, repr(getattr(method, name, None))) for name in sorted(names)))
+
+
+class SourceTraining:
+    """Train a method on a source domain once per worker; reuse it for the cells that follow.
+
+    For tasks whose methods are trained on a source that does not depend on the cell's
+    target dataset or split (cross-domain few-shot learning): cells of one seed and method
+    run on one worker, so the targets that follow find the training here. A method keeps
+    what it learns in public attributes ending in ``_`` (scikit-learn's convention); those
+    are cached and set on the later instances, which must not write to them.
+
+    The cache key is the method's :func:`source_training_key` (class and parameters, less
+    its ``after_source_params``), the seed, the device, the precision and ``source_key``:
+    whatever else the training depends on (the source data's identity, the budget).
+    """
+
+    def __init__(self, size: int):
+        self._cache = WorkerCache(size)
+
+    def fit(self, method, context: "Context", source_key: tuple, train: Callable[[], float | None]) -> float:
+        """Call ``train()`` (which fits ``method``) unless this training is cached; return train_s.
+
+        ``train`` may return the seconds of a part of the training it reused from a cache of
+        the method's own; they are added, so train_s is always the training's full cost.
+        """
+        def build() -> tuple[dict[str, Any], float]:
+            started = time.perf_counter()
+            reused_s = train()
+            seconds = time.perf_counter() - started + float(reused_s or 0.0)
+            fitted = {k: v for k, v in vars(method).items() if k.endswith("_") and not k.startswith("_")}
+            if not fitted:
+                raise TypeError(f"{type(method).__name__} kept nothing from its source training in a public "
+                                "attribute ending in '_' (e.g. model_), so the training cannot be reused")
+            return fitted, seconds
+
+        key = (source_training_key(method), context.seed, context.device, context.precision, *source_key)
+        fitted, seconds = self._cache.get_or_build(key, build)
+        for name, value in fitted.items():
+            setattr(method, name, value)
+        return seconds
+
+
+class Task(abc.ABC):
+    """What a task is to the engine. Subclass it, set the class attributes, implement the two methods.
+
+    For each cell the engine builds the dataset with its loader, ``loader(context, **params)``
+    (cached per worker: every method of a seed gets the same object, which it must not
+    change), builds the method from the spec's and the tuned parameters, ``Method(**params)``,
+    and calls :meth:`evaluate`. The task alone sees the labels: it hands the method only what
+    its :attr:`protocol` allows, and computes every metric itself.
+
+    Class attributes:
+
+    * ``name``: the registered name, ``family.task``;
+    * ``version``: bump it when the protocol changes what a number means (cells are also
+      keyed by a fingerprint of the task's and the method's source, see :mod:`harness.code`);
+    * ``metrics``: every metric :meth:`evaluate` returns, each declared with its goal and
+      unit in the family's catalogue;
+    * ``protocol``: the :class:`typing.Protocol` its methods implement (the conformance test
+      checks every registered method against it);
+    * ``framework``: ``"torch"`` when methods use torch: the engine then seeds torch, sets its
+      threads, resolves ``hardware.device`` and measures GPU memory; ``None`` (CPU only) else.
+    """
+
+    name: ClassVar[str]
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]]
+    protocol: ClassVar[type]
+    framework: ClassVar[str | None] = None
+
+    @abc.abstractmethod
+    def evaluate(self, method: Any, data: Any, context: Context) -> dict[str, float]:
+        """Run ``method`` on ``data`` under ``context``; return every metric of :attr:`metrics`.
+
+        Values must be finite numbers (the engine fails a cell that returns NaN or inf).
+        Raise :class:`DataUnavailable` when the cell cannot run here (it is then skipped).
+        """
+
+    @abc.abstractmethod
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        """Parameters of every dataset of this task at a size that runs in seconds.
+
+        The conformance test runs every registered method on each. ``workdir`` is an empty
+        folder (pytest's ``tmp_path``) where a loader that reads files finds a miniature
+        written by this method.
+        """

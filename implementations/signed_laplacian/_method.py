@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.tasks.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
+from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
 from implementations.signed_laplacian._linalg import (
     LAPLACIANS,
     graph_laplacian,
@@ -45,7 +45,7 @@ class SignedLaplacianClustering:
         the paper's experiments need), or D − A for both (an ablation: the equal-degree
         theory's operator, without its degree-equalising preprocessing).
     rounding, min_side_fraction
-        The task's shared rounding (:func:`harness.tasks.constrained_clustering.round_bipartition`).
+        The task's shared rounding (:func:`harness.tasks.graph.constrained_clustering.round_bipartition`).
 
     Attributes
     ----------

@@ -32,8 +32,6 @@ gratings, no download) and :func:`cdfsl_imagefolder` (the BSCD-FSL benchmark und
 """
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from dataclasses import dataclass, replace
 from functools import lru_cache
@@ -42,7 +40,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, WorkerCache, source_training_key
+from harness.tasks.base import Context, DataUnavailable, Task, WorkerCache, source_training_key
 from harness.tasks.fewshot.episodes import Episodes, sample_episodes
 from harness.tasks.fewshot.images import (
     IMAGE_SUFFIXES,
@@ -445,46 +443,35 @@ def _training_key(method: Any, data: CdfslData, context: Context) -> tuple:
             context.device, context.precision)
 
 
-def tiny_image_folders() -> Path:
-    """A miniature BSCD-FSL layout (source + EuroSAT, 16 px) in the temp folder, written once per machine."""
-    root = Path(tempfile.gettempdir()) / "harness-cdfsl-tiny-v2"
-    if root.is_dir():
-        return root
+def write_tiny_image_folders(root: Path) -> Path:
+    """A miniature BSCD-FSL layout under ``root``: miniImageNet and EuroSAT, 5 classes of 16-px gratings."""
     rng = np.random.default_rng(0)
-    staging = Path(tempfile.mkdtemp(prefix="harness-cdfsl-tiny-"))
     for domain, count in (("miniImageNet", 16), ("EuroSAT", 20)):
         by_class = {}
         for c in range(5):
             grey = gratings(16, np.full(count, c * np.pi / 5), rng.uniform(2, 6, count), rng.uniform(0, 6.28, count))
             tint = rng.uniform(0.3, 1.0, (count, 3, 1, 1))
             by_class[f"class{c}"] = to_rgb_uint8(grey[:, None] * tint)
-        write_image_folder(staging / domain, by_class)
-    try:
-        os.rename(staging, root)
-    except OSError:  # another process wrote it first
-        import shutil
-
-        shutil.rmtree(staging, ignore_errors=True)
-    return root
+        write_image_folder(Path(root) / domain, by_class)
+    return Path(root)
 
 
-class CrossDomainFewShotTask:
+class CrossDomainFewShotTask(Task):
     """Source pre-training, then 5-way 1-/5-shot ProtoNet episodes on one target domain."""
 
     name = "fewshot.cdfsl"
     version = "1"
-    uses_torch = True
+    framework = "torch"
     metrics = ("accuracy_1shot", "accuracy_1shot_ci95", "accuracy_5shot", "accuracy_5shot_ci95", "source_accuracy",
                "source_target_gap", "cka", "train_s", "runtime_s")
     protocol = FewShotLearner
 
-    @property
-    def tiny(self) -> dict[str, dict[str, Any]]:
-        """Small configurations for the conformance test; the image-folder one reads a generated miniature."""
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        """Small configurations for the conformance test; the image-folder one reads a miniature in ``workdir``."""
         small = {"image_size": 16, "per_class": 40, "queries": 3, "episodes": 4, "epochs": 1, "batch_size": 64}
         return {
             "cdfsl-digits": {**small, "target": "grating"},
-            "cdfsl-imagefolder": {"root": str(tiny_image_folders()), "image_size": 16, "source_per_class": None,
+            "cdfsl-imagefolder": {"root": str(write_tiny_image_folders(Path(workdir) / "bscd-fsl")), "image_size": 16, "source_per_class": None,
                                   "target_per_class": None, "heldout_fraction": 0.5, "queries": 3, "episodes": 4,
                                   "epochs": 1, "batch_size": 32},
         }

@@ -34,7 +34,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, WorkerCache, source_training_key
+from harness.tasks.base import Context, DataUnavailable, Task, WorkerCache, source_training_key
 from harness.tasks.fewshot.episodes import sample_episodes
 from harness.tasks.fewshot.images import IMAGE_SUFFIXES, linear_cka
 
@@ -565,26 +565,14 @@ def write_segmentation_folder(root: Path, domain: str, data: SegmentationSet) ->
     return Path(root)
 
 
-def tiny_segmentation_folders() -> Path:
-    """A miniature CD-FSS layout (PASCAL + FSS-1000 of synthetic shapes, 16 px) in the temp folder, written once."""
-    import os
-    import shutil
-    import tempfile
-
-    root = Path(tempfile.gettempdir()) / "harness-cdfss-tiny-v1"
-    if root.is_dir():
-        return root
-    staging = Path(tempfile.mkdtemp(prefix="harness-cdfss-tiny-"))
+def write_tiny_segmentation_folders(root: Path) -> Path:
+    """A miniature CD-FSS layout under ``root``: PASCAL and FSS-1000 of 16-px synthetic shapes."""
     rng = np.random.default_rng(0)
     for domain, names, per_class in (("PASCAL", SOURCE_SHAPES[:3], 4), ("FSS-1000", NOVEL_SHAPES[:2], 7)):
         labels = _balanced_labels(len(names), per_class, rng)
         images, masks = render_shapes(labels, names, "source", 16, 0.0, class_appearance(len(names), rng), rng)
-        write_segmentation_folder(staging, domain, SegmentationSet(images, masks, labels, names))
-    try:
-        os.rename(staging, root)
-    except OSError:  # another process wrote it first
-        shutil.rmtree(staging, ignore_errors=True)
-    return root
+        write_segmentation_folder(root, domain, SegmentationSet(images, masks, labels, names))
+    return Path(root)
 
 
 # --------------------------------------------------------------------------- scores
@@ -638,22 +626,21 @@ def _fit_source(method: FewShotSegmenter, data: CrossDomainSegmentationData, con
     return train_s
 
 
-class CrossDomainSegmentationTask:
+class CrossDomainSegmentationTask(Task):
     """Source training, then 1-shot and 5-shot target episodes scored by class-wise mIoU."""
 
     name = "fewshot.cdfss"
     version = "1"
     metrics = ("miou", "miou_1shot", "miou_5shot", "cka", "train_s", "runtime_s")
     protocol = FewShotSegmenter
-    uses_torch = True
+    framework = "torch"
 
-    @property
-    def tiny(self) -> dict[str, dict[str, Any]]:
-        """Small configurations for the conformance test; the folder one reads a generated miniature."""
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        """Small configurations for the conformance test; the folder one reads a miniature in ``workdir``."""
         return {
             "synthetic-shapes": {"image_size": 16, "source_per_class": 6, "target_classes": 2, "target_per_class": 6,
                                  "episodes": 3, "cka_images": 8},
-            "cdfss-folder": {"root": str(tiny_segmentation_folders()), "image_size": 16, "episodes": 3, "cka_images": 4},
+            "cdfss-folder": {"root": str(write_tiny_segmentation_folders(Path(workdir) / "cd-fss")), "image_size": 16, "episodes": 3, "cka_images": 4},
         }
 
     def evaluate(self, method: FewShotSegmenter, data: CrossDomainSegmentationData, context: Context) -> dict[str, float]:

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context
+from harness.tasks.base import Context, Task
 
 ROUNDING_RULES = ("sweep", "median", "kmeans")
 # Sweep restricted to cuts with at least a quarter of the vertices on each side: half of a fair
@@ -335,18 +336,20 @@ def digits_knn(
 # --------------------------------------------------------------------------- the task
 
 
-class ConstrainedClusteringTask:
+class ConstrainedClusteringTask(Task):
     """Two-way clustering of G under H, scored by ARI, the cut ratio and the method's time."""
 
     name = "graph.constrained-clustering"
     version = "1"
     metrics = ("ari", "cut_ratio", "runtime_s")
     protocol = ConstrainedClusterer
-    tiny = {
-        "two-block-sbm": {"n": 48},
-        "two-disk-rgg": {"points_per_disk": 25},
-        "digits-knn": {"points_per_class": 25, "labelled_per_class": 3, "n_neighbors": 5, "far_neighbors": 5},
-    }
+
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        return {
+            "two-block-sbm": {"n": 48},
+            "two-disk-rgg": {"points_per_disk": 25},
+            "digits-knn": {"points_per_class": 25, "labelled_per_class": 3, "n_neighbors": 5, "far_neighbors": 5},
+        }
 
     def evaluate(
         self, method: ConstrainedClusterer, data: ConstrainedClusteringInstance, context: Context

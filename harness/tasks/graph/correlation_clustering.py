@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness.tasks.base import Context
+from harness.tasks.base import Context, Task
 
 # Beyond this many F-components the 2^k cluster enumeration is not a sensible exact oracle.
 MAX_FREE_UNITS = 20
@@ -352,14 +353,16 @@ def ratio(value: float, reference: float) -> float:
     return value + 1.0
 
 
-class CorrelationClusteringTask:
+class CorrelationClusteringTask(Task):
     """Score a method on a batch of instances against the exact optimum and the Cluster LP."""
 
     name = "graph.correlation-clustering"
     version = "1"
     metrics = ("cost_over_opt", "worst_cost_over_opt", "cost_over_lp", "violations", "runtime_s")
     protocol = ConstrainedClusterer
-    tiny = {"planted-partition-cc": {"n": 6, "instances": 2}}
+
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        return {"planted-partition-cc": {"n": 6, "instances": 2}}
 
     def __init__(self):
         # OPT and LP per instance fingerprint: the data object is shared by the methods of a

@@ -1,4 +1,4 @@
-"""The engine's own cost per cell: a round trip through :class:`harness.execute.WorkerPool`.
+"""The engine's own cost per cell: a round trip through :class:`harness.executors.LocalExecutor`.
 
 The cell is as small as a real one gets (constrained Pivot on one 6-node instance), and
 repeats the same (dataset, seed), so the worker's data and reference caches answer and
@@ -16,9 +16,9 @@ _pools: dict = {}
 def _pool():
     """One warm worker per benchmark process: spawning it (about a second) is not the per-cell cost."""
     if "pool" not in _pools:
-        from harness.execute import WorkerPool
+        from harness.executors import LocalExecutor
 
-        pool = WorkerPool(jobs=1, threads=1)
+        pool = LocalExecutor(jobs=1, threads=1)
         list(pool.run([(0, _payload())]))  # the worker's imports and the instance's exact optimum
         _pools["pool"] = pool
     return _pools["pool"]

@@ -78,7 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive(float), help="seconds per cell before it is killed (overrides the spec)")
     p.add_argument("--fresh", action="store_true", help="move earlier results aside (to DIR/.archive/) and start over")
     p.add_argument("--data-dir", type=Path, help="local folder with real datasets (or set HARNESS_DATA_DIR)")
-    p.add_argument("--storage", help="Optuna storage URL (default: a SQLite file in the results folder)")
+    p.add_argument("--storage", help="Optuna storage: an RDB URL (sqlite:///..., postgresql://...) or a journal "
+                                     "file path (default: a SQLite file in the results folder)")
+    p.add_argument("--executor", choices=_executor_names(), default="local",
+                   help="where cells run (default: local worker processes, --jobs of them)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     p = sub.add_parser("validate", help="check specs (schema and every name) without running anything")
@@ -127,6 +130,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _executor_names() -> tuple[str, ...]:
+    from harness.executors import EXECUTORS
+
+    return tuple(EXECUTORS)
+
+
 def _factor(text: str) -> float:
     value = _positive(float)(text)
     if value < 1:
@@ -169,6 +178,7 @@ def cmd_run(args) -> int:
     options = RunOptions(
         methods=args.methods, datasets=args.datasets, seeds=args.seeds, trials=args.trials, device=args.device,
         timeout_s=args.timeout, jobs=args.jobs, data_dir=args.data_dir, storage=args.storage, fresh=args.fresh,
+        executor=args.executor,
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)

@@ -1,4 +1,7 @@
-"""What a cell runs on: device resolution, CPU and GPU names, thread limits, versions."""
+"""What a machine offers a cell: CPU name, visible GPUs, thread limits, package versions, git commit.
+
+Framework-neutral: nothing here imports torch (see :mod:`harness.frameworks`).
+"""
 from __future__ import annotations
 
 import os
@@ -27,22 +30,24 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def resolve_device(requested: str, uses_torch: bool) -> tuple[str, str]:
-    """Return (device, human-readable device name) for a cell.
+def cpu_description() -> str:
+    return f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
 
-    Tasks that do not use torch always run on the CPU; importing torch only to find out
-    that no GPU is needed would cost every worker a second.
+
+def visible_gpus() -> list[str]:
+    """Ids of the GPUs this process may use, without importing a framework.
+
+    ``CUDA_VISIBLE_DEVICES`` when set (an empty value hides every GPU), else one id per
+    line of ``nvidia-smi -L``; none when neither says there is a GPU.
     """
-    cpu = f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
-    if not uses_torch or requested == "cpu":
-        return "cpu", cpu
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda", f"cuda: {torch.cuda.get_device_name(0)}"
-    if requested == "cuda":
-        raise DeviceUnavailable("this cell asks for CUDA (--device cuda or hardware.device: cuda), and no CUDA device is visible")
-    return "cpu", cpu
+    pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if pinned is not None:
+        return [d.strip() for d in pinned.split(",") if d.strip() and d.strip() != "-1"]
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(l for l in listing.splitlines() if l.startswith("GPU "))]
 
 
 def package_versions() -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from harness.claims import check_claim
 from harness.registry import metrics as metric_table
-from harness.store import read_runs, write_atomic
+from harness.store import newest_code_only, read_runs, write_atomic
 
 FORMATS = ("md", "csv", "html")
 
@@ -67,9 +67,9 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     meta = yaml.safe_load((folder / "spec.yaml").read_text())
     latest: dict[tuple, dict] = {}
-    for row in read_runs(folder):
-        if row.get("spec_hash") == meta["spec_hash"] and row.get("split") == "test":
-            latest[(row["dataset"], row["method"], row["seed"])] = row
+    for row in newest_code_only([r for r in read_runs(folder) if r.get("spec_hash") == meta["spec_hash"]
+                                 and r.get("split") == "test"]):
+        latest[(row["dataset"], row["method"], row["seed"])] = row
     return meta, list(latest.values())
 
 

@@ -27,6 +27,7 @@ class RunOptions:
     data_dir: Path | None = None
     storage: str | None = None
     fresh: bool = False
+    executor: str = "local"
 
 
 @dataclass(frozen=True)
@@ -43,10 +44,11 @@ class Cell:
     timeout_s: float = 600.0
     data_dir: Path | None = None
     task_version: str = "1"
+    code: dict[str, str] = field(default_factory=dict)  # fingerprints of task, dataset and method code
 
     @property
     def key(self) -> str:
-        """Hash of what determines the result; the same key is never run twice."""
+        """Hash of what determines the result, code included; the same key is never run twice."""
         return stable_hash({
             "task": [self.spec.task, self.task_version],
             "dataset": [self.dataset.name, self.dataset.params],
@@ -55,7 +57,13 @@ class Cell:
             "split": self.split,
             "profile": self.spec.profile,
             "hardware": [self.device, self.spec.hardware.precision],
+            "code": self.code,
         })[:20]
+
+    @property
+    def identity(self) -> tuple[str, str, int, str]:
+        """(dataset id, method id, seed, split): what a newer result of the same cell replaces."""
+        return (self.dataset.id, self.method.id, self.seed, self.split)
 
     def payload(self) -> dict[str, Any]:
         """The picklable dict a worker process needs."""
@@ -114,8 +122,22 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
     )
 
 
+def code_fingerprints(spec: Spec) -> dict[tuple[str, str], dict[str, str]]:
+    """(dataset id, method id) → fingerprints of the task's, the loader's and the method's code."""
+    from harness.code import fingerprint
+    from harness.registry import default_registry
+
+    registry = default_registry()
+    task = fingerprint(registry.entry("tasks", spec.task).target)
+    return {
+        (d.id, m.id): {"task": task, "dataset": fingerprint(registry.entry("datasets", d.name).target),
+                       "method": fingerprint(registry.entry("methods", m.name).target)}
+        for d in spec.datasets for m in spec.methods
+    }
+
+
 def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,
-               data_dir: Path | None) -> list[Cell]:
+               data_dir: Path | None, code: dict[tuple[str, str], dict[str, str]] | None = None) -> list[Cell]:
     """Every (seed, method, dataset) cell on the test split.
 
     Seed-major, then method: the worker's data cache holds every dataset of a seed, and a
@@ -124,7 +146,8 @@ def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_ver
     """
     return [
         Cell(spec, dataset, method, seed, "test", params_by_pair[(dataset.id, method.id)],
-             spec.hardware.device, spec.hardware.timeout_s, data_dir, task_version)
+             spec.hardware.device, spec.hardware.timeout_s, data_dir, task_version,
+             (code or {}).get((dataset.id, method.id), {}))
         for seed in spec.seeds
         for method in spec.methods
         for dataset in spec.datasets

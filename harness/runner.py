@@ -65,134 +65,237 @@ def write_resolved_spec(spec: Spec, folder: Path) -> None:
     write_atomic(folder / "spec.yaml", header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
 
 
-def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOptions(),
-        progress: bool = True) -> list[SpecRun]:
-    """Run every spec (already loaded with its profile) and write its results folder.
+def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions(), progress: bool = True, *,
+        profile: str = "default") -> list[SpecRun]:
+    """Run every spec and write its results folder: ``out/<spec name>/`` (default ``results/<profile>/``).
 
-    Raises :class:`harness.plan.PlanError` for a bad selection before anything runs.
+    ``specs``: spec files (loaded at ``profile``) or :class:`~harness.spec.model.Spec` objects
+    already loaded, one or a list. Raises :class:`harness.spec.load.SpecError` for an invalid
+    spec and :class:`harness.plan.PlanError` for a bad selection, before anything runs.
     """
-    from harness.execute import WorkerPool
-    from harness.hardware import git_commit, package_versions
-    from harness.leaderboard import write_index, write_leaderboard
-    from harness.registry import metrics as metric_table
-    from harness.registry import default_registry
-    from harness.store import FINISHED, RunStore, read_runs
-    from harness.tuning import tune
+    from harness.hardware import package_versions
+    from harness.leaderboard import write_index
+    from harness.spec.load import load_spec
 
-    planned = [apply_options(spec, options) for spec in specs]  # every selection error before any work
+    if isinstance(specs, (str, Path, Spec)):
+        specs = [specs]
+    loaded = [s if isinstance(s, Spec) else load_spec(s, profile) for s in specs]
+    planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
     data_dir = options.data_dir or (Path(os.environ[DATA_DIR_VARIABLE]) if os.environ.get(DATA_DIR_VARIABLE) else None)
     versions = package_versions()
-    summaries = []
-    roots = set()
+    summaries, roots = [], set()
     for spec in planned:
         root = Path(out) if out is not None else default_out(spec.profile)
         roots.add(root)
-        folder = root / spec.name
-        summary = SpecRun(spec.name, folder)
-        if options.fresh and folder.exists():
-            summary.notes.append(f"--fresh: the earlier results moved to {_archive(folder)}")
-        started = time.perf_counter()
-        task = default_registry().load("tasks", spec.task)
-        task_version = str(getattr(task, "version", "1"))
-        goal = metric_table()[spec.primary_metric].goal
-        commit = git_commit(spec.path.resolve().parent, ignore=root)
-        datasets = []
-        for dataset in spec.datasets:
-            if dataset.requires == "data" and data_dir is None:
-                summary.notes.append(f"skipped dataset {dataset.id!r}: it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}")
-            else:
-                datasets.append(dataset)
-        spec = replace(spec, datasets=datasets)
-
-        with RunStore(folder) as store, WorkerPool(options.jobs, spec.hardware.threads) as pool, \
-                _Progress(progress, spec.name) as bar:
-            write_resolved_spec(spec, folder)
-            storage = options.storage or f"sqlite:///{(folder / 'optuna.db').resolve()}"
-            finished = [r for r in read_runs(folder) if r.get("status") in FINISHED]
-            done = {r["key"] for r in finished}
-            # params a finished test cell already froze: its pair's tuning is over, even if
-            # the Optuna storage is gone (it is not committed with the results)
-            frozen = {(r["dataset"], r["method"]): r["params"] for r in finished
-                      if r.get("spec_hash") == spec.spec_hash and r.get("split") == "test"}
-
-            def record(cell: Cell, result: dict[str, Any], tuned: list[str]) -> None:
-                store.append({
-                    "key": cell.key, "spec": spec.name, "profile": spec.profile, "task": spec.task,
-                    "task_version": task_version, "dataset": cell.dataset.id, "dataset_name": cell.dataset.name,
-                    "dataset_params": cell.dataset.params, "method": cell.method.id,
-                    "method_name": cell.method.name, "kind": cell.method.kind, "seed": cell.seed,
-                    "split": cell.split, "params": cell.params, "tuned": tuned, "status": result["status"],
-                    "error": result.get("error"), "traceback": result.get("traceback"),
-                    "metrics": result.get("metrics", {}), "wall_s": round(result.get("wall_s") or 0.0, 4),
-                    "peak_mib": result.get("peak_mib"), "peak_gpu_mib": result.get("peak_gpu_mib"),
-                    "device": result.get("device"), "git_commit": commit, "spec_hash": spec.spec_hash,
-                    "versions": versions, "finished_at": _now(),
-                })
-
-            # tuning: one study per dataset × method with a search space
-            params: dict[tuple[str, str], dict] = {}
-            tuned_names: dict[tuple[str, str], list[str]] = {}
-            tuning_errors: dict[tuple[str, str], str] = {}
-            pairs = [(d, m) for d in spec.datasets for m in spec.methods]
-            to_tune = [(d, m) for d, m in pairs if m.search and spec.tuning.trials > 0]
-            untuned_cells = [c for c in test_cells(spec, {(d.id, m.id): m.params for d, m in pairs}, task_version, data_dir)
-                             if not c.method.search or spec.tuning.trials == 0]
-            bar.add(len(spec.seeds) * len(to_tune) + sum(c.key not in done for c in untuned_cells))
-            for d, m in pairs:
-                params[(d.id, m.id)] = dict(m.params)
-            for d, m in to_tune:
-                tuned_names[(d.id, m.id)] = sorted(m.search)
-                if (d.id, m.id) in frozen:
-                    params[(d.id, m.id)] = frozen[(d.id, m.id)]
-                    continue
-
-                def make_cell(trial_params, seed, d=d, m=m):
-                    return Cell(spec, d, m, seed, "val", trial_params, spec.hardware.device,
-                                spec.hardware.timeout_s, data_dir, task_version)
-
-                def run_trial(cells):
-                    bar.describe(f"tuning {m.id} on {d.id}")
-                    results = dict(pool.run((i, c.payload()) for i, c in enumerate(cells)))
-                    for _ in cells:
-                        bar.advance()
-                    return [results[i] for i in range(len(cells))]
-
-                outcome = tune(spec, d, m, storage, goal, run_trial, make_cell, 
-                               on_start=lambda n: bar.add(n * len(spec.tuning.seeds)))
-                params[(d.id, m.id)] = outcome.params
-                if outcome.error:
-                    tuning_errors[(d.id, m.id)] = outcome.error
-
-            # the test split: every seed with frozen params
-            cells = test_cells(spec, params, task_version, data_dir)
-            todo = []
-            for cell in cells:
-                pair = (cell.dataset.id, cell.method.id)
-                if cell.key in done:
-                    summary.already_done += 1
-                    if pair in tuned_names:
-                        bar.advance()
-                elif pair in tuning_errors:
-                    result = {"status": "failed", "error": tuning_errors[pair], "metrics": {}, "wall_s": 0.0}
-                    record(cell, result, tuned_names[pair])
-                    summary.statuses["failed"] += 1
-                    bar.advance()
-                else:
-                    todo.append(cell)
-            for cell, result in pool.run((c, c.payload()) for c in todo):
-                record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), []))
-                summary.statuses[result["status"]] += 1
-                bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
-                bar.advance()
-
-        summary.verdicts = write_leaderboard(folder)
-        summary.wall_s = time.perf_counter() - started
-        summaries.append(summary)
+        summaries.append(_run_spec(spec, root, options, data_dir, versions, progress))
     for root in roots:
         write_index(root)
         if out is None and root.parent.name == "results":
             write_index(root.parent)  # results/index.md over every profile
     return summaries
+
+
+def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,
+              progress: bool) -> SpecRun:
+    """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
+    from harness.executors import make_executor
+    from harness.hardware import git_commit, visible_gpus
+    from harness.leaderboard import write_leaderboard
+    from harness.plan import code_fingerprints
+    from harness.registry import default_registry
+    from harness.store import RunStore
+
+    folder = root / spec.name
+    summary = SpecRun(spec.name, folder)
+    if options.fresh and folder.exists():
+        summary.notes.append(f"--fresh: the earlier results moved to {_archive(folder)}")
+    started = time.perf_counter()
+    task = default_registry().load("tasks", spec.task)
+    gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
+    spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes))
+    plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
+    recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=root), versions)
+    with RunStore(folder) as store, \
+            make_executor(options.executor, jobs=options.jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
+            _Progress(progress, spec.name) as bar:
+        write_resolved_spec(spec, folder)
+        moved = store.move_aside(plan.superseded)
+        if moved:
+            summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
+                                 f"{folder / 'superseded.jsonl'}; their cells run again")
+        done, frozen = plan.history(folder)
+        params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
+        _run_test_cells(plan, params, tuning_errors, done, store, recorder, executor, bar, summary)
+    summary.verdicts = write_leaderboard(folder)
+    summary.wall_s = time.perf_counter() - started
+    return summary
+
+
+def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str], notes: list[str]) -> list:
+    """The spec's datasets less those whose real data or GPU is not here (each named in a note)."""
+    kept = []
+    for dataset in spec.datasets:
+        if dataset.requires == "data" and data_dir is None:
+            notes.append(f"skipped dataset {dataset.id!r}: it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}")
+        elif dataset.requires == "gpu" and not gpus:
+            why = "the run is on the CPU (--device cpu)" if spec.hardware.device == "cpu" else "no GPU is visible"
+            notes.append(f"skipped dataset {dataset.id!r}: it needs a GPU, and {why}")
+        else:
+            kept.append(dataset)
+    return kept
+
+
+@dataclass
+class _Plan:
+    """The cells of one spec: which pairs are tuned, the code behind each, what earlier runs left."""
+
+    spec: Spec
+    task_version: str
+    data_dir: Path | None
+    code: dict[tuple[str, str], dict[str, str]]
+
+    @property
+    def pairs(self) -> list[tuple]:
+        return [(d, m) for d in self.spec.datasets for m in self.spec.methods]
+
+    def tuned(self, method) -> bool:
+        return bool(method.search) and self.spec.tuning.trials > 0
+
+    def cells(self, params: dict[tuple[str, str], dict]) -> list[Cell]:
+        return test_cells(self.spec, params, self.task_version, self.data_dir, self.code)
+
+    def tuning_cell(self, dataset, method, params: dict, seed: int) -> Cell:
+        return Cell(self.spec, dataset, method, seed, "val", params, self.spec.hardware.device,
+                    self.spec.hardware.timeout_s, self.data_dir, self.task_version, self.code[(dataset.id, method.id)])
+
+    def superseded(self, row: dict) -> bool:
+        """A test result of a planned cell that came from other code than the current one."""
+        planned = self.code.get((row.get("dataset"), row.get("method")))
+        return (planned is not None and row.get("split") == "test" and row.get("spec") == self.spec.name
+                and row.get("code") != planned)
+
+    def history(self, folder: Path) -> tuple[set[str], dict[tuple[str, str], dict]]:
+        """Keys already finished, and the params finished test cells froze (read once).
+
+        A pair whose test cells froze params has finished its tuning, even when the Optuna
+        storage is gone (it is not committed with the results).
+        """
+        from harness.store import FINISHED, read_runs
+
+        finished = [r for r in read_runs(folder) if r.get("status") in FINISHED]
+        frozen = {(r["dataset"], r["method"]): r["params"] for r in finished
+                  if r.get("spec_hash") == self.spec.spec_hash and r.get("split") == "test"}
+        return {r["key"] for r in finished}, frozen
+
+
+@dataclass
+class _Recorder:
+    """Turns a cell and its result into one runs.jsonl line with its provenance."""
+
+    spec: Spec
+    task_version: str
+    commit: str
+    versions: dict
+
+    def record(self, cell: Cell, result: dict[str, Any], tuned: list[str]) -> dict[str, Any]:
+        spec = self.spec
+        return {
+            "key": cell.key, "spec": spec.name, "profile": spec.profile, "task": spec.task,
+            "task_version": self.task_version, "dataset": cell.dataset.id, "dataset_name": cell.dataset.name,
+            "dataset_params": cell.dataset.params, "method": cell.method.id,
+            "method_name": cell.method.name, "kind": cell.method.kind, "seed": cell.seed,
+            "split": cell.split, "params": cell.params, "tuned": tuned, "status": result["status"],
+            "error": result.get("error"), "traceback": result.get("traceback"),
+            "metrics": result.get("metrics", {}), "wall_s": round(result.get("wall_s") or 0.0, 4),
+            "peak_mib": result.get("peak_mib"), "peak_gpu_mib": result.get("peak_gpu_mib"),
+            "device": result.get("device"), "git_commit": self.commit, "spec_hash": spec.spec_hash,
+            "versions": self.versions, "finished_at": _now(), "code": cell.code,
+        }
+
+
+def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, executor, bar) -> tuple[dict, dict]:
+    """Tune every pair with a search space, all studies at once through the executor.
+
+    Returns the params of every pair (tuned, frozen earlier, or the spec's) and the error of
+    each pair whose every trial failed.
+    """
+    from harness.tuning import HEARTBEAT_S, StudyRun, open_storage
+
+    spec = plan.spec
+    params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
+              for d, m in plan.pairs}
+    pending = [(d, m) for d, m in plan.pairs if plan.tuned(m) and (d.id, m.id) not in frozen]
+    bar.add(len(spec.seeds) * sum(plan.tuned(m) for _, m in plan.pairs))  # their test cells
+    if not pending:
+        return params, {}
+    storage = open_storage(storage_option, folder)
+    studies = {}
+    for d, m in pending:
+        study = StudyRun(spec, d, m, storage, metric_goal(spec.primary_metric), plan.code[(d.id, m.id)],
+                         lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
+        bar.add(study.start() * len(spec.tuning.seeds))
+        studies[(d.id, m.id)] = study
+    batches: dict[tuple[str, str], dict[int, list]] = {}
+    while True:
+        for pair, study in studies.items():
+            if not study.waiting and not study.finished:
+                batch = study.ask_batch()
+                batches[pair] = {number: [None] * len(cells) for number, cells in batch}
+                for number, cells in batch:
+                    for i, cell in enumerate(cells):
+                        executor.submit((pair, number, i), cell.payload())
+        if not executor.outstanding:
+            break
+        bar.describe(f"tuning {len([s for s in studies.values() if not s.finished])} studies")
+        for (pair, number, i), result in executor.wait(timeout=HEARTBEAT_S):
+            batches[pair][number][i] = result
+            bar.advance()
+            if all(r is not None for cells in batches[pair].values() for r in cells):
+                studies[pair].tell(batches.pop(pair))
+        for study in studies.values():
+            study.beat()
+    errors = {}
+    for pair, study in studies.items():
+        outcome = study.outcome()
+        params[pair] = outcome.params
+        if outcome.error:
+            errors[pair] = outcome.error
+    return params, errors
+
+
+def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: set[str], store, recorder: _Recorder,
+                    executor, bar, summary: SpecRun) -> None:
+    """Every seed on the test split with frozen params; finished keys are not run again."""
+    tuned_names = {(d.id, m.id): sorted(m.search) for d, m in plan.pairs if plan.tuned(m)}
+    todo = []
+    for cell in plan.cells(params):
+        pair = (cell.dataset.id, cell.method.id)
+        tuned = tuned_names.get(pair, [])
+        if cell.key in done:
+            summary.already_done += 1
+            if pair in tuned_names:
+                bar.advance()
+            continue
+        if pair not in tuned_names:
+            bar.add(1)
+        if pair in tuning_errors:
+            store.append(recorder.record(cell, {"status": "failed", "error": tuning_errors[pair], "metrics": {},
+                                                "wall_s": 0.0}, tuned))
+            summary.statuses["failed"] += 1
+            bar.advance()
+        else:
+            todo.append(cell)
+    for cell, result in executor.run((c, c.payload()) for c in todo):
+        store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))
+        summary.statuses[result["status"]] += 1
+        bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
+        bar.advance()
+
+
+def metric_goal(name: str) -> str:
+    from harness.registry import metrics
+
+    return metrics()[name].goal
 
 
 class _Progress:

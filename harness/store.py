@@ -10,9 +10,10 @@ import fcntl
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 RUNS_FILE = "runs.jsonl"
+SUPERSEDED_FILE = "superseded.jsonl"  # rows a newer version of the code replaced: kept, never shown
 # a cell with one of these statuses is finished and never run again; "skipped" cells
 # (missing data or device) run again once the data or device is there
 FINISHED = ("ok", "failed", "timed-out")
@@ -57,19 +58,40 @@ class RunStore:
             f.truncate(data.rfind(b"\n") + 1)  # drop the line a crash cut in half
 
     def append(self, record: dict[str, Any]) -> None:
-        line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _append_lines(self.path, [record])
+
+    def move_aside(self, superseded: Callable[[dict[str, Any]], bool]) -> int:
+        """Move the rows ``superseded`` picks from runs.jsonl to superseded.jsonl; return how many.
+
+        They are appended there (and flushed) before runs.jsonl is replaced without them, so
+        a crash in between leaves a row in both files, never in neither.
+        """
+        rows = list(read_runs(self.folder))
+        gone = [row for row in rows if superseded(row)]
+        if gone:
+            _append_lines(self.folder / SUPERSEDED_FILE, gone)
+            kept = [row for row in rows if not superseded(row)]
+            write_atomic(self.path, "".join(json.dumps(row, allow_nan=False) + "\n" for row in kept))
+        return len(gone)
+
+
+def _append_lines(path: Path, records: list[dict[str, Any]]) -> None:
+    data = "".join(json.dumps(record, sort_keys=False, allow_nan=False) + "\n" for record in records).encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_atomic(path: Path, text: str) -> None:
     """Write a whole file or nothing: a reader never sees a half-written leaderboard."""
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
 
 
@@ -86,6 +108,18 @@ def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
                 yield json.loads(raw)
             except json.JSONDecodeError:
                 continue
+
+
+def newest_code_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows whose code (task, dataset and method fingerprints) is that of the method's newest row.
+
+    A leaderboard never mixes two versions of a method's code: when a method changed and
+    only some of its cells ran again (a ``--seeds`` subset), its older rows drop out.
+    """
+    newest: dict[str, Any] = {}
+    for row in rows:  # in the order written: the last one wins
+        newest[row["method"]] = row.get("code")
+    return [row for row in rows if row.get("code") == newest[row["method"]]]
 
 
 def read_results(folder: Path):

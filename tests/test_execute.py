@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import time
 
-from harness.execute import WorkerPool, execute_cell
+from harness.execute import execute_cell
+from harness.executors import LocalExecutor as WorkerPool
 
 
 def cell(method: str, params=None, timeout_s: float = 20.0, seed: int = 0, dataset="toy-target", data_dir=None):
@@ -63,27 +64,61 @@ def test_workers_are_reused(toy_env, monkeypatch):
     spawned = []
     original = WorkerPool._spawn
 
-    def counting_spawn(self):
-        spawned.append(1)
-        return original(self)
+    def counting_spawn(self, slot):
+        spawned.append(slot)
+        return original(self, slot)
 
     monkeypatch.setattr(WorkerPool, "_spawn", counting_spawn)
     with WorkerPool(jobs=2) as pool:
         results = list(pool.run([(i, cell("toy-constant")) for i in range(6)]))
-    assert len(results) == 6 and len(spawned) == 2
+    assert len(results) == 6 and spawned == [0, 1]
 
 
-def test_cuda_request_without_a_gpu_is_a_clear_skip(monkeypatch):
+def test_cuda_request_without_a_gpu_is_a_clear_skip(monkeypatch, toy_env):
     import pytest
 
-    from harness.hardware import DeviceUnavailable, resolve_device
+    from harness.frameworks import Framework, TorchFramework
+    from harness.hardware import DeviceUnavailable
 
     torch = pytest.importorskip("torch")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert resolve_device("auto", uses_torch=True)[0] == "cpu"
-    assert resolve_device("cuda", uses_torch=False)[0] == "cpu"  # numpy tasks run on the CPU
+    assert TorchFramework().resolve_device("auto")[0] == "cpu"
+    assert Framework().resolve_device("cuda")[0] == "cpu"  # numpy tasks run on the CPU
     with pytest.raises(DeviceUnavailable, match="no CUDA device is visible"):
-        resolve_device("cuda", uses_torch=True)
+        TorchFramework().resolve_device("cuda")
+    skipped = execute_cell({**cell("toy-constant"), "device": "cuda"})
+    assert skipped["status"] == "ok"  # the toy task has no framework: it runs on the CPU
+
+
+def test_each_worker_is_pinned_to_its_own_gpu(toy_env):
+    """--jobs N over N GPUs: worker i sees only GPU i, the same one for all its cells."""
+    cells = [(f"{g}{i}", {**cell("toy-sleep", {"seconds": 0.3}), "group": g}) for g in "ab" for i in range(2)]
+    with WorkerPool(jobs=2, gpus=["3", "5"]) as pool:
+        results = dict(pool.run(cells))
+    seen = {g: {results[f"{g}{i}"]["visible_gpus"] for i in range(2)} for g in "ab"}
+    assert sorted(v for s in seen.values() for v in s) == ["3", "5"], seen  # one GPU per worker, never shared
+    with WorkerPool(jobs=1) as pool:
+        (_, unpinned), = pool.run([("x", cell("toy-constant"))])
+    import os
+    assert unpinned["visible_gpus"] == os.environ.get("CUDA_VISIBLE_DEVICES")  # no pinning without GPUs
+
+
+def test_peak_gpu_memory_is_reset_for_every_cell(monkeypatch):
+    """The peak reported for a cell is that cell's, not the worst of the worker's earlier cells."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    from harness.frameworks import TorchFramework
+
+    peak = {"value": 0.0}
+    monkeypatch.setattr(torch.cuda, "reset_peak_memory_stats", lambda: peak.update(value=0.0))
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: peak["value"])
+    framework = TorchFramework()
+    peak["value"] = 512 * 2**20  # a big earlier cell
+    framework.reset_peak_memory("cuda")
+    peak["value"] = max(peak["value"], 3 * 2**20)  # this cell allocates 3 MiB
+    assert framework.peak_memory_mib("cuda") == 3.0
+    assert framework.peak_memory_mib("cpu") is None
 
 
 def test_cells_of_one_group_stay_on_one_worker(toy_env):

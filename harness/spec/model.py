@@ -46,6 +46,7 @@ class Tuning:
     sampler_args: dict[str, Any] = field(default_factory=dict)
     seeds: tuple[int, ...] = (0,)
     sampler_seed: int = 0
+    batch: int = 1  # trials asked at once per study
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
             sampler_args=dict(sampler.get("args", {})),
             seeds=tuple(tuning.get("seeds", (0,))),
             sampler_seed=tuning.get("sampler_seed", 0),
+            batch=tuning.get("batch", 1),
         ),
         hardware=Hardware(
             device=hardware.get("device", "auto"),

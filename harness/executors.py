@@ -1,0 +1,242 @@
+"""Where cells run: one small interface, :class:`Executor`, and its implementations.
+
+The orchestrator (:mod:`harness.runner`) only submits cells and collects results as
+they complete; it never knows whether they run in local processes or on a cluster. A
+cell is the plain dict of :meth:`harness.plan.Cell.payload` and its result the plain dict
+of :func:`harness.execute.execute_cell`; every cell is a pure function of its payload,
+so any backend can run it and results merge by key.
+
+Built in: ``local``, a pool of reused worker processes with a hard timeout per cell
+(:class:`LocalExecutor`). A new backend subclasses :class:`Executor` and registers in
+:data:`EXECUTORS`.
+"""
+from __future__ import annotations
+
+import abc
+import math
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection, wait
+from typing import Any, Callable, Iterable, Iterator
+
+from harness.hardware import thread_environment
+
+_KILL_GRACE_S = 2.0
+
+
+class Executor(abc.ABC):
+    """Runs cells somewhere; hands back each result once, in completion order."""
+
+    @abc.abstractmethod
+    def submit(self, tag: Any, cell: dict[str, Any]) -> None:
+        """Queue ``cell``; its result comes back from :meth:`wait` with ``tag``."""
+
+    @abc.abstractmethod
+    def wait(self, timeout: float | None = None) -> list[tuple[Any, dict[str, Any]]]:
+        """Block until at least one submitted cell finished (or ``timeout`` seconds passed).
+
+        Returns every (tag, result) finished since the last call; an empty list when the
+        timeout passed first or nothing is outstanding.
+        """
+
+    @property
+    @abc.abstractmethod
+    def outstanding(self) -> int:
+        """Cells submitted and not yet handed back."""
+
+    def close(self) -> None:
+        """Stop the workers; cells still outstanding are abandoned."""
+
+    def run(self, cells: Iterable[tuple[Any, dict[str, Any]]]) -> Iterator[tuple[Any, dict[str, Any]]]:
+        """Submit every (tag, cell) and yield (tag, result) as they complete."""
+        for tag, cell in cells:
+            self.submit(tag, cell)
+        while self.outstanding:
+            yield from self.wait()
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# --- local worker processes ------------------------------------------------------------
+
+@dataclass
+class _Worker:
+    process: mp.Process
+    conn: Connection
+    slot: int  # its index in the pool: picks its GPU when workers are pinned
+    cell: tuple[Any, dict] | None = None  # (tag, cell) in flight
+    deadline: float = math.inf
+    started: float = 0.0
+    group: Any = None  # the group of the last cell it took
+
+
+class LocalExecutor(Executor):
+    """``jobs`` worker processes on this machine, started once and reused.
+
+    The engine's cost per cell is a pipe round trip. A worker whose cell passes its
+    ``timeout_s`` is killed and replaced (the cell is ``timed-out``); one that dies is
+    replaced too (the cell is ``failed``). With ``gpus`` (ids), worker *i* sees only GPU
+    ``gpus[i % len(gpus)]`` through ``CUDA_VISIBLE_DEVICES``: with as many workers as
+    GPUs, never two workers on one GPU.
+    """
+
+    def __init__(self, jobs: int = 1, threads: int = 1, gpus: list[str] | None = None):
+        self.jobs = max(1, jobs)
+        self.threads = threads
+        self.gpus = list(gpus or [])
+        self._context = mp.get_context("spawn")  # fork is unsafe with BLAS/torch threads
+        self._workers: list[_Worker] = []
+        self._pending: list[tuple[Any, dict]] = []
+        self._busy: list[_Worker] = []
+
+    # the interface ---------------------------------------------------------------------
+
+    def submit(self, tag: Any, cell: dict[str, Any]) -> None:
+        self._pending.append((tag, cell))
+
+    @property
+    def outstanding(self) -> int:
+        return len(self._pending) + len(self._busy)
+
+    def wait(self, timeout: float | None = None) -> list[tuple[Any, dict[str, Any]]]:
+        give_up = math.inf if timeout is None else time.monotonic() + timeout
+        while self.outstanding:
+            self._dispatch()
+            now = time.monotonic()
+            until = min([w.deadline for w in self._busy] + [give_up])
+            ready = wait([w.conn for w in self._busy], timeout=max(0.0, until - now) if until < math.inf else None)
+            finished = self._collect(ready)
+            if finished or time.monotonic() >= give_up:
+                return finished
+        return []
+
+    def close(self) -> None:
+        for worker in self._workers:
+            try:
+                worker.conn.send(None)
+            except (OSError, BrokenPipeError):
+                pass
+        for worker in self._workers:
+            worker.process.join(_KILL_GRACE_S)
+            if worker.process.is_alive():
+                self._kill(worker)
+        self._workers, self._busy, self._pending = [], [], []
+
+    # workers ---------------------------------------------------------------------------
+
+    def _environment(self, slot: int) -> dict[str, str]:
+        env = thread_environment(self.threads)
+        if self.gpus:
+            env["CUDA_VISIBLE_DEVICES"] = self.gpus[slot % len(self.gpus)]
+        return env
+
+    def _spawn(self, slot: int) -> _Worker:
+        parent, child = self._context.Pipe()
+        env = self._environment(slot)
+        saved = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)  # children read these before importing BLAS or CUDA
+        try:
+            process = self._context.Process(target=_worker_main_entry(), args=(child,), daemon=True)
+            process.start()
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+        child.close()
+        return _Worker(process, parent, slot)
+
+    def _dispatch(self) -> None:
+        idle = sum(w.cell is None for w in self._workers)
+        while len(self._workers) < self.jobs and len(self._pending) > idle:
+            self._workers.append(self._spawn(len(self._workers)))
+            idle += 1
+        for worker in self._workers:
+            if worker.cell is None and self._pending:
+                tag, cell = self._pending.pop(self._next_for(worker))
+                worker.group = cell.get("group")
+                worker.cell, worker.started = (tag, cell), time.monotonic()
+                worker.deadline = worker.started + float(cell["timeout_s"])
+                worker.conn.send(cell)
+                self._busy.append(worker)
+
+    def _collect(self, ready: list) -> list[tuple[Any, dict[str, Any]]]:
+        finished = []
+        for worker in list(self._busy):
+            tag, cell = worker.cell
+            result = None
+            if worker.conn in ready:
+                try:
+                    result = worker.conn.recv()
+                except (EOFError, OSError):
+                    code = worker.process.exitcode
+                    worker.process.join(_KILL_GRACE_S)
+                    code = worker.process.exitcode if code is None else code
+                    result = _lost(worker, f"the worker process died (exit code {code}); out of memory or a crash "
+                                           "in native code")
+                    self._replace(worker)
+            elif time.monotonic() >= worker.deadline:
+                result = _lost(worker, f"killed after the {cell['timeout_s']:g} s timeout", status="timed-out")
+                self._replace(worker)
+            if result is not None:
+                worker.cell, worker.deadline = None, math.inf
+                self._busy.remove(worker)
+                finished.append((tag, result))
+        return finished
+
+    def _next_for(self, worker: _Worker) -> int:
+        """Index of the pending cell this worker should take next.
+
+        Cells of one ``group`` (a seed and method, whose training a task may cache in the
+        worker) stay on the worker that started the group; otherwise a worker takes the
+        first cell of a group no other worker holds, and only then any cell.
+        """
+        groups = [c.get("group") for _, c in self._pending]
+        if worker.group is not None and worker.group in groups:
+            return groups.index(worker.group)
+        held = {w.group for w in self._workers if w is not worker}
+        return next((i for i, g in enumerate(groups) if g is None or g not in held), 0)
+
+    def _kill(self, worker: _Worker) -> None:
+        worker.process.terminate()
+        worker.process.join(_KILL_GRACE_S)
+        if worker.process.is_alive():
+            worker.process.kill()
+            worker.process.join()
+        worker.conn.close()
+
+    def _replace(self, worker: _Worker) -> None:
+        self._kill(worker)
+        index = self._workers.index(worker)
+        self._workers[index] = self._spawn(worker.slot)
+        worker.cell = None
+
+
+def _worker_main_entry() -> Callable:
+    from harness.execute import _worker_main
+
+    return _worker_main
+
+
+def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:
+    return {"status": status, "metrics": {}, "error": message, "device": None,
+            "wall_s": time.monotonic() - worker.started, "peak_mib": None}
+
+
+EXECUTORS: dict[str, type[Executor]] = {"local": LocalExecutor}
+
+
+def make_executor(name: str, *, jobs: int, threads: int, gpus: list[str] | None = None) -> Executor:
+    """The executor ``name`` (``harness run --executor``), sized for this run."""
+    try:
+        cls = EXECUTORS[name]
+    except KeyError:
+        raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}") from None
+    return cls(jobs=jobs, threads=threads, gpus=gpus)

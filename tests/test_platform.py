@@ -1,0 +1,306 @@
+"""The platform: the public API, papers that register themselves, the executor interface,
+parallel tuning with identical results, stale trials, code-aware keys."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import PLUGINS, ROOT, TOY_SPEC
+from harness.store import read_runs
+
+
+def _rows(folder: Path) -> list[dict]:
+    return sorted(read_runs(folder), key=lambda r: (r["dataset"], r["method"], r["seed"]))
+
+
+# --- the public API ---------------------------------------------------------------------
+
+def test_public_api_exports_the_functions_and_stays_light():
+    probe = ("import sys, harness\n"
+             "from harness import run, read_results, load_spec, Task, Context, DataUnavailable, SourceTraining\n"
+             "assert callable(run) and run.__name__ == 'run' and run.__module__ == 'harness.runner', run\n"
+             "assert harness.run is run and callable(read_results) and isinstance(Task, type)\n"
+             "print(sorted(m for m in ('torch', 'optuna', 'pandas', 'scipy', 'sklearn') if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+    import harness
+
+    assert set(harness.__all__) <= set(dir(harness))
+    for name in harness.__all__:
+        assert getattr(harness, name) is not None
+
+
+def test_run_api_takes_spec_paths(toy_env, write_spec, tmp_path):
+    import harness
+
+    (summary,) = harness.run(write_spec(TOY_SPEC), tmp_path / "o", progress=False, profile="quick")
+    assert summary.ok and summary.statuses["ok"] == 4
+    frame = harness.read_results(tmp_path / "o" / "toy")
+    assert len(frame) == 4 and "metric.toy_score" in frame.columns
+
+
+# --- papers register themselves -----------------------------------------------------------
+
+def test_the_engine_holds_no_list_of_papers():
+    """Task, dataset, method and metric names live in the families' catalogues, not in the engine."""
+    from harness.registry import default_registry
+
+    registry = default_registry()
+    names = [*registry.names("tasks"), *registry.names("datasets"), *registry.names("methods")]
+    engine = [p for p in (ROOT / "harness").rglob("*.py") if "tasks" not in p.relative_to(ROOT / "harness").parts]
+    for path in engine:
+        text = path.read_text()
+        mentioned = [n for n in names if f'"{n}"' in text or f"'{n}'" in text]
+        assert not mentioned, f"{path} names {mentioned}: a paper's names belong in its family's catalogue"
+    for name in registry.names("tasks"):
+        assert registry.entry("tasks", name).origin.startswith("harness:"), "in-repo families register by entry point"
+
+
+def test_conflicting_metric_declarations_are_refused():
+    from harness.registry import Registry, RegistryError
+
+    same = {"metrics": {"score": {"goal": "max", "unit": "%"}}}
+    Registry([("a", same), ("b", same)])  # two families may share a metric they agree on
+    with pytest.raises(RegistryError, match="declared twice with different goal or unit"):
+        Registry([("a", same), ("b", {"metrics": {"score": {"goal": "min", "unit": "%"}}})])
+    with pytest.raises(RegistryError, match="unknown section 'metric'"):
+        Registry([("a", {"metric": {}})])
+
+
+def test_a_task_that_is_not_a_harness_task_is_refused(monkeypatch, tmp_path):
+    from harness.registry import Registry, RegistryError
+
+    (tmp_path / "loose_task.py").write_text("class T:\n    name = 'x.t'\n\nTASK = T()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = Registry([("p", {"tasks": {"x.t": {"target": "loose_task:TASK"}}})])
+    with pytest.raises(RegistryError, match="not an instance of harness.Task"):
+        registry.load("tasks", "x.t")
+
+
+# --- the executor interface and parallel tuning -------------------------------------------
+
+def _recording_executor():
+    """An inline executor: proves the orchestrator only submits and waits, and records how much it submits at once."""
+    from harness.executors import Executor
+
+    class Recording(Executor):
+        made: list = []
+
+        def __init__(self, jobs, threads, gpus=None):
+            self.queue, self.most = [], 0
+            Recording.made.append(self)
+
+        def submit(self, tag, cell):
+            self.queue.append((tag, cell))
+            self.most = max(self.most, sum(c["split"] == "val" for _, c in self.queue))  # tuning cells
+
+        @property
+        def outstanding(self):
+            return len(self.queue)
+
+        def wait(self, timeout=None):
+            from harness.execute import execute_cell
+
+            done, self.queue = [(tag, execute_cell(cell)) for tag, cell in self.queue], []
+            return done
+
+    return Recording
+
+
+def _tuning_spec(batch: int) -> str:
+    return TOY_SPEC.replace("tuning: {trials: 4, sampler: {name: tpe, args: {n_startup_trials: 2}}}",
+                            f"tuning: {{trials: 6, batch: {batch}, sampler: {{name: tpe, args: {{n_startup_trials: 2}}}}}}")
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+def test_studies_run_at_once_and_batches_ask_several_trials(toy_env, write_spec, tmp_path, monkeypatch, batch):
+    import harness
+    from harness import executors
+
+    recording = _recording_executor()
+    monkeypatch.setitem(executors.EXECUTORS, "recording", recording)
+    harness.run(write_spec(_tuning_spec(batch)), tmp_path / "o", harness.RunOptions(executor="recording"),
+                progress=False)
+    (inline,) = recording.made
+    # both studies (easy, hard) have a batch out at once: 2 × batch trials × 1 validation seed
+    assert inline.most == 2 * batch
+
+
+def test_tuned_params_do_not_depend_on_jobs(toy_env, write_spec, tmp_path):
+    import harness
+
+    spec = write_spec(_tuning_spec(3))
+    harness.run(spec, tmp_path / "one", harness.RunOptions(jobs=1), progress=False)
+    harness.run(spec, tmp_path / "two", harness.RunOptions(jobs=2), progress=False)
+    one, two = _rows(tmp_path / "one" / "toy"), _rows(tmp_path / "two" / "toy")
+    assert [(r["params"], r["metrics"]["toy_score"]) for r in one] == [(r["params"], r["metrics"]["toy_score"]) for r in two]
+    assert len({json.dumps(r["params"]) for r in one if r["method"] == "toy-tunable"}) == 2  # tuned per dataset
+
+
+def test_journal_file_storage(toy_env, write_spec, tmp_path):
+    import harness
+
+    journal = tmp_path / "studies" / "journal.log"
+    harness.run(write_spec(TOY_SPEC), tmp_path / "o", harness.RunOptions(storage=str(journal)), progress=False,
+                profile="quick")
+    assert journal.exists() and "toy/easy/toy-tunable" in journal.read_text()
+    assert not (tmp_path / "o" / "toy" / "optuna.db").exists()
+
+
+def test_stale_trials_fail_by_heartbeat_or_dead_owner_never_a_live_one(toy_env, write_spec, tmp_path):
+    """On a shared storage another machine's live trial is left alone; only stale ones fail."""
+    import time
+
+    import optuna
+    from optuna.trial import TrialState
+
+    from harness import load_spec
+    from harness.tuning import OWNER_ATTR, StudyRun, study_name
+
+    spec = load_spec(write_spec(TOY_SPEC), "default")
+    dataset, method = spec.datasets[0], spec.method("toy-tunable")
+    storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'shared.db'}", heartbeat_interval=1, grace_period=1)
+    study = optuna.create_study(study_name=study_name(spec, dataset, method, {}), storage=storage)
+    stale_elsewhere, dead_here, live_elsewhere = study.ask(), study.ask(), study.ask()
+    stale_elsewhere.set_user_attr(OWNER_ATTR, "other-host:4242:1")
+    storage.record_heartbeat(stale_elsewhere._trial_id)
+    dead_here.set_user_attr(OWNER_ATTR, f"{os.uname().nodename}:999999999:0")  # no such process
+    live_elsewhere.set_user_attr(OWNER_ATTR, "other-host:4343:1")
+    time.sleep(2.5)  # the first heartbeat is now older than the grace period
+    storage.record_heartbeat(live_elsewhere._trial_id)
+    run = StudyRun(spec, dataset, method, storage, "max", {}, lambda params, seed: None)
+    remaining = run.start()
+    states = {t.number: t.state for t in run.study.get_trials(deepcopy=False)}
+    assert states == {stale_elsewhere.number: TrialState.FAIL, dead_here.number: TrialState.FAIL,
+                      live_elsewhere.number: TrialState.RUNNING}
+    assert remaining == spec.tuning.trials - 3  # the live trial counts toward the budget
+
+
+# --- code-aware keys -------------------------------------------------------------------------
+
+def test_fingerprint_ignores_docstrings_and_comments_but_not_code(tmp_path, monkeypatch):
+    from harness import code
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    helper = tmp_path / "fp_helper.py"
+    main = tmp_path / "fp_main.py"
+    helper.write_text("def scale(x):\n    return 2 * x\n")
+    main.write_text('"""A method."""\nfrom fp_helper import scale\n\nclass M:\n    def f(self, x):\n        return scale(x)\n')
+
+    def fingerprint() -> str:
+        for cache in (code.import_closure, code._source_file, code._module_digest):
+            cache.cache_clear()
+        return code.fingerprint("fp_main:M")
+
+    first = fingerprint()
+    main.write_text('"""A method, documented better."""\n# a comment\nfrom fp_helper import scale\n\n\nclass M:\n'
+                    '    """Now with a docstring."""\n\n    def f(self, x):\n        return scale(x)  # why\n')
+    assert fingerprint() == first
+    helper.write_text("def scale(x):\n    return 3 * x\n")  # a change in a module it imports
+    assert fingerprint() != first
+
+
+CATALOGUE = '''
+CATALOGUE = {
+    "tasks": {"toy.guess": {"target": "toy_plugin:TASK"}},
+    "datasets": {"toy-target": {"task": "toy.guess", "target": "toy_plugin:toy_target"}},
+    "methods": {"toy-tunable": {"task": "toy.guess", "target": "toy_plugin:Tunable"},
+                "toyx-constant": {"task": "toy.guess", "target": "toyx_constant:Constant"}},
+    "metrics": {"toy_score": {"goal": "max", "unit": ""}, "toy_loss": {"goal": "min", "unit": ""},
+                "runtime_s": {"goal": "min", "unit": "s"}},
+}
+'''
+
+CONSTANT = '''
+class Constant:
+    """Always the same guess."""
+
+    def __init__(self, value=0.5):
+        self.value = value
+
+    def guess(self, hint, rng):
+        return self.value{change}
+'''
+
+CODE_SPEC = """\
+spec: 1
+name: code
+title: code-aware keys
+task: toy.guess
+datasets: [{name: toy-target, params: {noise: 0.05}}]
+methods:
+  - {name: toy-tunable, kind: implementation, params: {x: 0.3}}
+  - {name: toyx-constant, kind: baseline, params: {value: 0.4}}
+metrics: {primary: toy_score, report: [toy_score]}
+seeds: [0, 1, 2]
+hardware: {device: cpu, threads: 1, timeout_s: 20}
+"""
+
+
+@pytest.fixture
+def changing_plugin(tmp_path, monkeypatch):
+    from harness.code import _module_digest, _source_file, import_closure
+    from harness.registry import default_registry
+
+    plugin = tmp_path / "plugin"
+    plugin.mkdir()
+    (plugin / "toyx_catalogue.py").write_text(CATALOGUE)
+    (plugin / "toyx_constant.py").write_text(CONSTANT.format(change=""))
+    monkeypatch.setenv("HARNESS_PLUGINS", "toyx_catalogue:CATALOGUE")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(plugin), str(PLUGINS), os.environ.get("PYTHONPATH", "")]))
+    monkeypatch.syspath_prepend(str(PLUGINS))
+    monkeypatch.syspath_prepend(str(plugin))
+
+    def change(text: str) -> None:
+        (plugin / "toyx_constant.py").write_text(CONSTANT.format(change=text))
+        for cache in (import_closure, _source_file, _module_digest):
+            cache.cache_clear()
+
+    default_registry.cache_clear()
+    yield change
+    default_registry.cache_clear()
+
+
+def test_a_changed_method_runs_again_and_its_old_rows_move_aside(changing_plugin, write_spec, tmp_path):
+    import harness
+    from harness.leaderboard import read_folder
+
+    spec = write_spec(CODE_SPEC, stem="code")
+    out = tmp_path / "o"
+    (first,) = harness.run(spec, out, progress=False)
+    assert first.statuses["ok"] == 6
+    changing_plugin("  # a comment only")
+    (same,) = harness.run(spec, out, progress=False)
+    assert sum(same.statuses.values()) == 0 and same.already_done == 6
+    changing_plugin(" + 0.1")  # the code changed: its guesses move
+    (changed,) = harness.run(spec, out, progress=False)
+    assert changed.statuses["ok"] == 3 and changed.already_done == 3  # only toyx-constant's cells ran again
+    assert any("moved to" in note and "superseded.jsonl" in note for note in changed.notes)
+    superseded = [json.loads(l) for l in (out / "code" / "superseded.jsonl").read_text().splitlines()]
+    assert {r["method"] for r in superseded} == {"toyx-constant"} and len(superseded) == 3
+    rows = _rows(out / "code")
+    assert len(rows) == 6 and len({json.dumps(r["code"]) for r in rows if r["method"] == "toyx-constant"}) == 1
+
+    changing_plugin(" + 0.2")  # changed again, but only seed 0 runs: seeds 1 and 2 are of older code
+    harness.run(spec, out, harness.RunOptions(seeds=(0,)), progress=False)
+    _, current = read_folder(out / "code")
+    constant = [r for r in current if r["method"] == "toyx-constant"]
+    assert [r["seed"] for r in constant] == [0], "the leaderboard never mixes two versions of a method's code"
+    assert len([r for r in current if r["method"] == "toy-tunable"]) == 3
+
+
+def test_a_dataset_that_needs_a_gpu_is_skipped_with_a_line(toy_env, write_spec, tmp_path):
+    import harness
+
+    text = TOY_SPEC.replace("  - {name: toy-target, id: hard, params: {noise: 0.3}}",
+                            "  - {name: toy-target, id: hard, params: {noise: 0.3}, requires: gpu}")
+    (summary,) = harness.run(write_spec(text), tmp_path / "o", progress=False, profile="quick")
+    assert any("skipped dataset 'hard': it needs a GPU" in note for note in summary.notes)
+    assert {r["dataset"] for r in read_runs(tmp_path / "o" / "toy")} == {"easy"}

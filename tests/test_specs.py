@@ -1,7 +1,6 @@
 """The shipped specs: every one validates (without torch), and runs end to end on its quick profile."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -32,20 +31,56 @@ def test_validate_never_imports_torch():
     assert done.stdout.strip().splitlines()[-1] == "False 0", done.stderr
 
 
-def test_quick_profiles_end_to_end(tmp_path):
-    done = harness_cli("run", *SPECS, "--profile", "quick", "--out", tmp_path, "--no-progress")
+GRAPH_SPECS = [ROOT / "specs" / f"{name}.yaml" for name in ("signed-laplacian", "constrained-cc")]
+COMMITTED = ROOT / "results" / "quick"
+
+
+def _regress(spec: str, out: Path) -> str:
+    done = harness_cli("regress", COMMITTED / spec, out / spec)
     assert done.returncode == 0, done.stdout + done.stderr
-    for path in SPECS:
-        folder = tmp_path / path.stem
-        rows = list(read_runs(folder))
-        spec = load_spec(path, "quick")
-        assert len(rows) == len(spec.datasets) * len(spec.methods) * len(spec.seeds)
-        assert {r["status"] for r in rows} == {"ok"}
-        claims = json.loads((folder / "claims.json").read_text())["claims"]
-        assert [c["claim"] for c in claims] == [c.id for c in spec.claims]
-        assert all(c["verdict"] in ("reproduced", "not reproduced", "inconclusive") for c in claims)
+    return done.stdout
+
+
+def test_graph_quick_profiles_reproduce_the_committed_numbers(tmp_path):
+    """The quick profile is deterministic on a CPU: every number and verdict equals results/quick."""
+    done = harness_cli("run", *GRAPH_SPECS, "--profile", "quick", "--out", tmp_path, "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for path in GRAPH_SPECS:
+        assert "nothing moved" in _regress(path.stem, tmp_path), path.stem
     index = (tmp_path / "index.md").read_text()
-    assert all(f"| quick | {p.stem} |" in index for p in SPECS)
+    assert all(f"| quick | {p.stem} |" in index for p in GRAPH_SPECS)
+
+
+# one target and the untuned methods of each few-shot spec: its rows must equal the committed ones
+FEWSHOT_SLICES = {"cdfsl": ("near", "vit-protonet,vit-shuffle-probe"), "cdfss": ("shapes-isic", "no-adapter")}
+
+
+@pytest.mark.parametrize("spec", sorted(FEWSHOT_SLICES))
+def test_fewshot_quick_slice_reproduces_the_committed_rows(spec, tmp_path):
+    from harness.regress import read_spec_folder
+    from harness.registry import metrics
+
+    dataset, methods = FEWSHOT_SLICES[spec]
+    done = harness_cli("run", ROOT / "specs" / f"{spec}.yaml", "--profile", "quick", "--out", tmp_path,
+                       "--datasets", dataset, "--methods", methods, "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    before, after = read_spec_folder(COMMITTED / spec), read_spec_folder(tmp_path / spec)
+    assert set(after.rows) == {(dataset, m) for m in methods.split(",")}
+    for key, row in after.rows.items():
+        for metric in after.report:
+            if metrics()[metric].unit == "s":
+                continue  # wall time is noise
+            assert row[f"{metric}_mean"] == before.rows[key][f"{metric}_mean"], (key, metric)
+
+
+@pytest.mark.slow
+def test_fewshot_quick_profiles_reproduce_the_committed_numbers(tmp_path):
+    """What .ci/run checks for every spec; here for the two few-shot specs (about a minute)."""
+    specs = [ROOT / "specs" / f"{name}.yaml" for name in sorted(FEWSHOT_SLICES)]
+    done = harness_cli("run", *specs, "--profile", "quick", "--out", tmp_path, "--no-progress", "--jobs", "2")
+    assert done.returncode == 0, done.stdout + done.stderr
+    for path in specs:
+        assert "nothing moved" in _regress(path.stem, tmp_path), path.stem
 
 
 def test_issue_example_filters(tmp_path):

@@ -304,66 +304,93 @@ def _locator(origin: dict[Path_, Path_]) -> Callable[[Path_], Path_]:
 # --- names, parameters, metrics --------------------------------------------------------
 
 def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None:
-    """Resolve every name the spec uses; import task and method modules, never torch."""
-    from harness.registry import metrics as metric_table
-    from harness.registry import RegistryError, default_registry
+    """Resolve every name the spec uses; import task and method modules, never torch.
+
+    The steps: the task, each dataset and method entry (its name, parameters and search
+    space), unique ids, the metrics, the tuning settings, the claims.
+    """
+    from harness.registry import default_registry
 
     registry = default_registry()
-    task_name = spec["task"]
+    task = _task_or_report(spec, registry, report)
+    if task is None:
+        return
+    for section in ("datasets", "methods"):
+        for i, entry in enumerate(spec.get(section, [])):
+            _entry_problems(section, i, entry, spec["task"], registry, report)
+    dataset_ids = _unique_ids(spec, "datasets", report)
+    method_ids = _unique_ids(spec, "methods", report)
+    _metric_problems(spec, tuple(task.metrics), report)
+    _tuning_problems(spec, report)
+    _claim_problems(spec, tuple(task.metrics), dataset_ids, method_ids, report)
+
+
+def _task_or_report(spec: dict, registry, report):
+    from harness.registry import RegistryError
+
     try:
-        registry.entry("tasks", task_name)
-        task = registry.load("tasks", task_name)
+        return registry.load("tasks", spec["task"])
     except RegistryError as exc:
         report(("task",), str(exc))
+        return None
+
+
+def _unique_ids(spec: dict, section: str, report) -> list[str]:
+    seen: dict[str, int] = {}
+    ids = []
+    for i, entry in enumerate(spec.get(section, [])):
+        entry_id = entry.get("id", entry.get("name"))
+        if entry_id in seen:
+            report((section, i), f"{section[:-1]} id {entry_id!r} is used twice (also at {section}[{seen[entry_id]}]); give each entry its own `id`")
+        seen[entry_id] = i
+        ids.append(entry_id)
+    return ids
+
+
+def _entry_problems(section: str, i: int, entry: dict, task_name: str, registry, report) -> None:
+    """One dataset or method entry: a name of this task, known parameters, a sound search space."""
+    from harness.registry import RegistryError
+
+    name = entry["name"]
+    try:
+        reg_entry = registry.entry(section, name)
+    except RegistryError as exc:
+        report((section, i, "name"), str(exc))
         return
-    task_metrics = tuple(task.metrics)
+    if reg_entry.task != task_name:
+        others = registry.names(section, task_name)
+        report((section, i, "name"), f"{section[:-1]} {name!r} belongs to task {reg_entry.task!r}, not {task_name!r}; {section} of this task: {', '.join(others)}")
+        return
+    try:
+        allowed = registry.parameters(section, name)
+    except Exception as exc:  # an import error in a plugin is the spec author's to see
+        report((section, i, "name"), f"cannot import {reg_entry.target}: {exc}")
+        return
+    for param in entry.get("params", {}):
+        if param not in allowed:
+            report((section, i, "params", param), f"{name!r} has no parameter {param!r}{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+    for param, space in entry.get("search", {}).items():
+        if param not in allowed:
+            report((section, i, "search", param), f"cannot tune {param!r}: {name!r} has no such parameter{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+        elif param in entry.get("params", {}):
+            report((section, i, "search", param), f"{param!r} is both fixed in params and tuned in search; keep one")
+        _space_problems((section, i, "search", param), space, report)
 
-    def unique_ids(section: str) -> list[str]:
-        seen: dict[str, int] = {}
-        ids = []
-        for i, entry in enumerate(spec.get(section, [])):
-            entry_id = entry.get("id", entry.get("name"))
-            if entry_id in seen:
-                report((section, i), f"{section[:-1]} id {entry_id!r} is used twice (also at {section}[{seen[entry_id]}]); give each entry its own `id`")
-            seen[entry_id] = i
-            ids.append(entry_id)
-        return ids
 
-    for section, kind in (("datasets", "datasets"), ("methods", "methods")):
-        for i, entry in enumerate(spec.get(section, [])):
-            name = entry["name"]
-            try:
-                reg_entry = registry.entry(kind, name)
-            except RegistryError as exc:
-                report((section, i, "name"), str(exc))
-                continue
-            if reg_entry.task != task_name:
-                others = registry.names(kind, task_name)
-                report((section, i, "name"), f"{kind[:-1]} {name!r} belongs to task {reg_entry.task!r}, not {task_name!r}; {kind} of this task: {', '.join(others)}")
-                continue
-            try:
-                allowed = registry.parameters(kind, name)
-            except Exception as exc:  # an import error in a plugin is the spec author's to see
-                report((section, i, "name"), f"cannot import {reg_entry.target}: {exc}")
-                continue
-            for param in entry.get("params", {}):
-                if param not in allowed:
-                    report((section, i, "params", param), f"{name!r} has no parameter {param!r}{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
-            for param, space in entry.get("search", {}).items():
-                if param not in allowed:
-                    report((section, i, "search", param), f"cannot tune {param!r}: {name!r} has no such parameter{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
-                elif param in entry.get("params", {}):
-                    report((section, i, "search", param), f"{param!r} is both fixed in params and tuned in search; keep one")
-                for bound_kind in ("float", "int"):
-                    if bound_kind in space:
-                        low, high = space[bound_kind]
-                        if not low < high:
-                            report((section, i, "search", param, bound_kind), f"expected low < high, found [{low}, {high}]")
-                        elif space.get("log") and low <= 0:
-                            report((section, i, "search", param, bound_kind), f"a log scale needs a positive low bound, found {low}")
-    dataset_ids = unique_ids("datasets")
-    method_ids = unique_ids("methods")
+def _space_problems(path: Path_, space: dict, report) -> None:
+    for bound_kind in ("float", "int"):
+        if bound_kind in space:
+            low, high = space[bound_kind]
+            if not low < high:
+                report(path + (bound_kind,), f"expected low < high, found [{low}, {high}]")
+            elif space.get("log") and low <= 0:
+                report(path + (bound_kind,), f"a log scale needs a positive low bound, found {low}")
 
+
+def _metric_problems(spec: dict, task_metrics: tuple[str, ...], report) -> None:
+    from harness.registry import metrics as metric_table
+
+    task_name = spec["task"]
     metrics = spec["metrics"]
     for path, metric in [(("metrics", "primary"), metrics["primary"])] + [
         (("metrics", "report", i), m) for i, m in enumerate(metrics.get("report", []))
@@ -373,15 +400,16 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
         elif metric not in task_metrics:
             report(path, f"task {task_name!r} does not report {metric!r}; it reports: {', '.join(task_metrics)}")
 
+
+def _tuning_problems(spec: dict, report) -> None:
     has_search = any(m.get("search") for m in spec["methods"])
     tuning = spec.get("tuning", {})
     if has_search and tuning.get("trials", 0) > 0 and "sampler" not in tuning:
         report(("tuning",), "methods have search spaces: name the Optuna sampler and its arguments, e.g. sampler: {name: tpe, args: {n_startup_trials: 5}}")
-
     sampler = tuning.get("sampler", {})
     if sampler.get("args"):
-        from harness.tuning import sampler_class
         from harness.registry import keyword_parameters
+        from harness.tuning import sampler_class
 
         allowed = set(keyword_parameters(sampler_class(sampler["name"]).__init__, skip_first=False))
         for arg in sampler["args"]:
@@ -391,6 +419,10 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
                 report(("tuning", "sampler", "args", arg), f"Optuna's {sampler['name']} sampler has no argument {arg!r}"
                        f"{_close(arg, allowed)}; its arguments: {', '.join(sorted(allowed - {'seed'}))}")
 
+
+def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list[str], method_ids: list[str],
+                    report) -> None:
+    task_name = spec["task"]
     claim_ids: set[str] = set()
     for i, claim in enumerate(spec.get("claims", [])):
         if claim["id"] in claim_ids:

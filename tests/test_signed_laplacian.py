@@ -16,6 +16,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from baselines import CucuringuConstrainedSpectral, SpectralClustering
+from components.laplacians import (
+    graph_laplacian,
+    laplacian_kernel_basis,
+    smallest_eigenpair_on_complement,
+    vertex_function,
+)
 from harness.tasks.graph import constrained_clustering as task_module
 from harness.tasks.base import Context
 from harness.tasks.graph.constrained_clustering import (
@@ -25,14 +31,7 @@ from harness.tasks.graph.constrained_clustering import (
     cut_ratio,
     round_bipartition,
 )
-from implementations.signed_laplacian import (
-    SignedLaplacianClustering,
-    cannot_link_operator,
-    graph_laplacian,
-    laplacian_kernel_basis,
-    smallest_eigenpair_on_complement,
-    vertex_function,
-)
+from implementations.signed_laplacian import SignedLaplacianClustering, cannot_link_operator
 
 LOADERS = {name: getattr(task_module, name.replace("-", "_")) for name in TASK.tiny(Path('.'))}
 

@@ -1,19 +1,19 @@
 """Spectral baselines for ``graph.constrained-clustering``: plain SC and Cucuringu et al. (2016).
 
-Both use the same Laplacians, eigensolver and rounding as the paper's method
-(:mod:`implementations.signed_laplacian`), so the comparison differs only in the eigenproblem.
+Both use the same Laplacians and eigensolvers (:mod:`components.laplacians`) and the same
+rounding (the task's) as the paper's method, so the comparison differs only in the eigenproblem.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
-from implementations.signed_laplacian import (
+from components.laplacians import (
     graph_laplacian,
     smallest_eigenpair_on_complement,
     smallest_generalized_eigenpairs,
     vertex_function,
 )
+from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
 
 
 def _require_two(n_clusters: int, method: str) -> None:

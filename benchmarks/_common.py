@@ -81,7 +81,7 @@ def synchronize(device) -> None:
 
 
 def context(seed: int = 0, dataset: str = "bench"):
-    from harness.tasks.base import Context
+    from harness import Context
 
     return Context(seed=seed, split="test", dataset=dataset)
 

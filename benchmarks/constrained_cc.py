@@ -1,5 +1,5 @@
 """Kernels of the constrained correlation clustering spec: the Constrained Cluster LP, the
-paper's full algorithm, the exact ILP and van Zuylen–Williamson's triangle LP."""
+paper's full algorithm, the exact cluster ILP and van Zuylen–Williamson's triangle LP."""
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +21,8 @@ class ClusterLP(CpuKernel):
         self.instance = cc_instance(n)
 
     def time_build_and_solve(self, n):
-        from harness.tasks.graph.correlation_clustering import feasible_clusters, solve_cluster_lp
+        from components.correlation_clustering import feasible_clusters
+        from implementations.constrained_cc import solve_cluster_lp
 
         solve_cluster_lp(self.instance, feasible_clusters(self.instance))
 
@@ -29,9 +30,10 @@ class ClusterLP(CpuKernel):
         self.time_build_and_solve(n)
 
     def time_exact_ilp(self, n):
-        from harness.tasks.graph.correlation_clustering import feasible_clusters, solve_exact
+        from baselines.correlation_clustering import solve_cluster_ilp
+        from components.correlation_clustering import feasible_clusters
 
-        solve_exact(self.instance, feasible_clusters(self.instance))
+        solve_cluster_ilp(self.instance, feasible_clusters(self.instance))
 
 
 class ClusterLPAlgorithm(CpuKernel):

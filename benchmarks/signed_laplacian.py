@@ -1,4 +1,4 @@
-"""Kernels of CC / CC++ (implementations.signed_laplacian) at the spec's two graph sizes."""
+"""Kernels of CC / CC++ (implementations.signed_laplacian, on components.laplacians) at the spec's two graph sizes."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,12 +14,8 @@ class GeneralisedEigensolve(CpuKernel):
     version = "1"
 
     def setup(self, n, variant):
-        from implementations.signed_laplacian import (
-            cannot_link_operator,
-            graph_laplacian,
-            laplacian_kernel_basis,
-            one_vertex_per_component,
-        )
+        from components.laplacians import graph_laplacian, laplacian_kernel_basis, one_vertex_per_component
+        from implementations.signed_laplacian import cannot_link_operator
 
         instance = sbm_instance(n)
         self.laplacian_g = graph_laplacian(instance.similarity)
@@ -32,7 +28,7 @@ class GeneralisedEigensolve(CpuKernel):
         self.variant = variant
 
     def time_eigensolve(self, n, variant):
-        from implementations.signed_laplacian import smallest_eigenpair_on_complement, smallest_generalized_eigenpairs
+        from components.laplacians import smallest_eigenpair_on_complement, smallest_generalized_eigenpairs
 
         if self.variant == "cc++":
             smallest_generalized_eigenpairs(self.laplacian_g, self.operator_h, count=2)
@@ -54,7 +50,8 @@ class Laplacians(CpuKernel):
         self.instance = sbm_instance(n)
 
     def time_build_operators(self, n):
-        from implementations.signed_laplacian import cannot_link_operator, graph_laplacian
+        from components.laplacians import graph_laplacian
+        from implementations.signed_laplacian import cannot_link_operator
 
         graph_laplacian(self.instance.similarity)
         cannot_link_operator(self.instance.cannot_link, "normalized", 1e-2, np.array([0]))

@@ -1,4 +1,4 @@
-"""Constrained correlation clustering: the exact oracles, the paper's lemmas and the baselines.
+"""Constrained correlation clustering: the task's references, the paper's lemmas and the baselines.
 
 Paper: Kalavas, Kipouridis & Varma, "Towards Better-than-2 Approximation for Constrained
 Correlation Clustering", ICML 2025. E⁺(C) / E⁻(C) are the + / − pairs C pays for.
@@ -15,40 +15,50 @@ from baselines.correlation_clustering import (
     ExactILP,
     VanZuylenWilliamsonPivot,
     lp_pivot,
+    solve_cluster_ilp,
     solve_triangle_lp,
 )
+from components.correlation_clustering import feasible_clusters, lp_parts
 from harness.tasks.base import Context
 from harness.tasks.graph.correlation_clustering import (
     TASK,
     CCBatch,
-    ClusterLPSolution,
     ConstraintViolation,
     canonical_labels,
+    cluster_lp_value,
     cost,
     disagreements,
-    feasible_clusters,
-    lp_distances,
-    lp_parts,
+    exact_optimum,
     make_instance,
     planted_partition,
     ratio,
-    solve_cluster_lp,
-    solve_exact,
     violations,
 )
-from implementations.constrained_cc import ClusterLPAlgorithm, local_search, pivot_mix, round_by_sampling
+from implementations.constrained_cc import (
+    ClusterLPAlgorithm,
+    ClusterLPSolution,
+    local_search,
+    lp_distances,
+    pair_costs,
+    pivot_mix,
+    round_by_sampling,
+    solve_cluster_lp,
+)
 import implementations.constrained_cc._algorithm as algorithm_module
-from implementations.constrained_cc._algorithm import pair_costs
 
 
-def instances(count, seed, n=(4, 8), noise=(0.1, 0.45), constraints=None):
-    """Random planted instances of varying size, noise and number of constraints."""
+def instances(count, seed, n=(4, 8), noise=(0.1, 0.45), constraints=None, at_least=0):
+    """Random planted instances of varying size, noise and number of constraints.
+
+    ``constraints=None`` draws the number of must-link (and of cannot-link) pairs from
+    ``at_least`` .. size // 2 (capped by the pairs inside the planted clusters).
+    """
     rng = np.random.default_rng(seed)
     out = []
     for i in range(count):
         size = int(rng.integers(n[0], n[1] + 1))
         clusters = int(rng.integers(2, 4))
-        c = int(rng.integers(0, size // 2 + 1)) if constraints is None else constraints
+        c = int(rng.integers(at_least, size // 2 + 1)) if constraints is None else constraints
         inside = sum(s * (s - 1) // 2 for s in np.bincount(np.arange(size) % clusters))
         batch = planted_partition(Context(seed=seed * 1000 + i, dataset="t"), n=size, clusters=clusters,
                                   noise=float(rng.uniform(*noise)), constraints=min(c, inside), instances=1)
@@ -113,8 +123,9 @@ def test_cost_and_violations_by_hand():
     assert cost(inst, [0, 1, 2, 3]) == 3            # all three + pairs cut
     assert violations(inst, [0, 0, 1, 1]) == 0
     assert violations(inst, [0, 1, 1, 1]) == 2      # 01 split and 13 joined
-    labels, opt = solve_exact(inst)
-    assert opt == 1 and cost(inst, labels) == 1
+    for solve in (exact_optimum, solve_cluster_ilp):
+        labels, opt = solve(inst)
+        assert opt == 1 and cost(inst, labels) == 1 and list(canonical_labels(labels)) == [0, 0, 1, 1]
 
 
 def test_feasible_clusters_respect_constraints_and_weights():
@@ -134,15 +145,65 @@ def test_feasible_clusters_respect_constraints_and_weights():
     assert fc.count == expected
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_optimum_equals_brute_force_over_set_partitions(seed):
-    for inst in instances(6, seed=seed, n=(3, 7)):
-        best = min(cost(inst, p) for p in set_partitions(inst.n) if violations(inst, p) == 0)
-        labels, opt = solve_exact(inst)
-        assert opt == best
+def test_task_optimum_agrees_with_the_cluster_ilp_and_brute_force():
+    # The task's OPT (edge-variable ILP) and the exact-ilp baseline (ILP over feasible clusters)
+    # are independent solvers; on instances small enough, every set partition is tried too.
+    checked = 0
+    for inst in instances(20, seed=71, n=(4, 7), at_least=1):
+        assert inst.friendly and inst.hostile
+        labels, opt = exact_optimum(inst)
         assert cost(inst, labels) == opt and violations(inst, labels) == 0
-        lp = solve_cluster_lp(inst)
-        assert lp.value <= opt + 1e-7
+        ilp_labels, ilp_opt = solve_cluster_ilp(inst)
+        assert ilp_opt == opt and cost(inst, ilp_labels) == opt and violations(inst, ilp_labels) == 0
+        best = min(cost(inst, p) for p in set_partitions(inst.n) if violations(inst, p) == 0)
+        assert opt == best
+        checked += opt > 0
+    assert checked >= 15   # most instances are not solved by cost 0
+
+
+def test_task_lp_agrees_with_the_methods_cluster_lp():
+    # the paper's LP over every subset with x kept (the task's) and over the feasible clusters
+    # of the F-components with x eliminated (the method's) have the same optimum
+    fractional = 0
+    for inst in instances(20, seed=73, n=(4, 8)) + instances(20, seed=74, n=(6, 9), noise=(0.3, 0.5)) + \
+            instances(20, seed=79, n=(6, 9), constraints=0):
+        value = cluster_lp_value(inst)
+        assert value == pytest.approx(solve_cluster_lp(inst).value, abs=1e-7)
+        opt = exact_optimum(inst)[1]
+        assert value <= opt + 1e-7
+        fractional += value < opt - 1e-6
+    assert fractional >= 3   # the LP is integral on most small instances, not on all
+
+
+def test_task_references_reject_what_they_cannot_solve():
+    signs = np.ones((3, 3), dtype=int)
+    inconsistent = make_instance(signs, friendly=[(0, 1), (1, 2)], hostile=[(0, 2)])
+    with pytest.raises(ValueError, match="infeasible instance"):
+        exact_optimum(inconsistent)
+    with pytest.raises(ValueError, match="infeasible instance"):
+        cluster_lp_value(inconsistent)
+    with pytest.raises(ValueError, match="n = 17: the task's Cluster LP"):
+        cluster_lp_value(make_instance(np.ones((17, 17), dtype=int)))
+    assert exact_optimum(make_instance(np.ones((17, 17), dtype=int)))[1] == 0
+
+
+def test_task_references_import_no_method():
+    # a scorer never shares its solver with a method it scores: computing OPT and the LP
+    # imports nothing from implementations/, baselines/ or components/
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from harness.tasks.base import Context\n"
+        "from harness.tasks.graph.correlation_clustering import TASK, planted_partition\n"
+        "batch = planted_partition(Context(seed=0, dataset='t'), n=7, instances=3)\n"
+        "print([TASK.reference(i) for i in batch.instances])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('implementations', 'baselines', 'components')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[1]).stdout.splitlines()
+    assert out[-1] == "[]"
 
 
 def test_lp_objective_at_an_integral_point_is_the_clustering_cost():
@@ -165,7 +226,7 @@ def test_cluster_lp_solution_is_feasible_and_below_opt():
         coverage = (lp.members * lp.z[:, None]).sum(axis=0)
         assert np.allclose(coverage, 1.0, atol=1e-7)
         assert np.all(lp.x >= -1e-7) and np.all(lp.x <= 1 + 1e-7)
-        _, opt = solve_exact(inst)
+        _, opt = exact_optimum(inst)
         _, tri = solve_triangle_lp(inst)
         assert tri <= lp.value + 1e-6 <= opt + 2e-6     # the cluster LP is the stronger relaxation
 
@@ -313,7 +374,7 @@ def test_best_is_the_cheapest_of_L_L_prime_and_P(monkeypatch):
         assert cost(inst, found["best"]) == min(cost(inst, found[k]) for k in ("L", "L'", "P"))
     # L′ must be able to win: make it the optimum, L the start (V, F) and P the singletons
     inst = instances(1, seed=59, n=(8, 8), noise=(0.3, 0.3), constraints=0)[0]
-    optimum, opt = solve_exact(inst)
+    optimum, opt = exact_optimum(inst)
     calls = []
     monkeypatch.setattr(algorithm_module, "local_search",
                         lambda start, moves, cut, join: calls.append(1) or (optimum if len(calls) == 2 else start))
@@ -361,8 +422,8 @@ def test_no_method_violates_constraints_and_lp_bounds_hold():
     rng = np.random.default_rng(5)
     methods = all_methods()
     for inst in instances(50, seed=37, n=(4, 9)):
-        _, opt = solve_exact(inst)
-        lp = solve_cluster_lp(inst).value
+        _, opt = exact_optimum(inst)
+        lp = cluster_lp_value(inst)
         assert lp <= opt + 1e-7
         for method in methods:
             labels = method.cluster(inst, rng)
@@ -427,7 +488,7 @@ def test_constrained_pivot_join_rules_by_hand():
     # all + with a cannot-link 12: whatever the pivot, one of 1, 2 joins the other's cluster
     # with 0 and the cost is the optimum 2 (pair 12 is always paid), never singletons' 3
     inst = make_instance(np.ones((3, 3), dtype=int), hostile=[(1, 2)])
-    assert solve_exact(inst)[1] == 2
+    assert exact_optimum(inst)[1] == 2
     for _ in range(10):
         labels = ConstrainedPivot().cluster(inst, rng)
         assert violations(inst, labels) == 0 and cost(inst, labels) == 2

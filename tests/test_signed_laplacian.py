@@ -16,6 +16,12 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from baselines import CucuringuConstrainedSpectral, SpectralClustering
+from components.laplacians import (
+    graph_laplacian,
+    laplacian_kernel_basis,
+    smallest_eigenpair_on_complement,
+    vertex_function,
+)
 from harness.tasks.graph import constrained_clustering as task_module
 from harness.tasks.base import Context
 from harness.tasks.graph.constrained_clustering import (
@@ -25,14 +31,7 @@ from harness.tasks.graph.constrained_clustering import (
     cut_ratio,
     round_bipartition,
 )
-from implementations.signed_laplacian import (
-    SignedLaplacianClustering,
-    cannot_link_operator,
-    graph_laplacian,
-    laplacian_kernel_basis,
-    smallest_eigenpair_on_complement,
-    vertex_function,
-)
+from implementations.signed_laplacian import SignedLaplacianClustering, cannot_link_operator
 
 LOADERS = {name: getattr(task_module, name.replace("-", "_")) for name in TASK.tiny(Path('.'))}
 
@@ -432,13 +431,43 @@ def test_evaluate_rejects_outputs_that_break_the_protocol(bad):
         TASK.evaluate(Fixed(), data, context)
 
 
-def test_every_registered_method_runs_on_every_tiny_dataset():
+def two_cliques_with_cannot_links_across() -> ConstrainedClusteringInstance:
+    """Blocks A (even vertices) and B (odd vertices) of 0..11. G: a clique on each block and one
+    bridge 0–5; H: the path 0–1–2–…–11, each of whose 11 edges joins A and B.
+
+    The planted cut crosses the bridge in G and every edge of H: w_G/w_H = 1/11.
+    """
+    n = 12
+    labels = np.arange(n) % 2
+    similarity = (labels[:, None] == labels[None, :]).astype(float)
+    np.fill_diagonal(similarity, 0.0)
+    similarity[0, 5] = similarity[5, 0] = 1.0
+    cannot_link = np.zeros((n, n))
+    path = np.arange(n - 1)
+    cannot_link[path, path + 1] = cannot_link[path + 1, path] = 1.0
+    return ConstrainedClusteringInstance(sp.csr_matrix(similarity), sp.csr_matrix(cannot_link), labels)
+
+
+def _registered_methods() -> list[tuple[str, dict]]:
     from harness.registry import default_registry
 
-    registry = default_registry()
-    for dataset in registry.names("datasets", task=TASK.name):
-        data = registry.load("datasets", dataset)(Context(seed=0, split="test", dataset=dataset), **TASK.tiny(Path('.'))[dataset])
-        for name in registry.names("methods", task=TASK.name):
-            scores = TASK.evaluate(registry.load("methods", name)(), data, Context(seed=0, dataset=dataset))
-            assert set(scores) == set(TASK.metrics)
-            assert -1.0 <= scores["ari"] <= 1.0 and scores["runtime_s"] < 1.0
+    names = default_registry().names("methods", task=TASK.name)
+    variants = [("signed-laplacian", {"self_loop": False}), ("signed-laplacian", {"laplacian": "combinatorial"}),
+                ("signed-laplacian", {"self_loop": False, "laplacian": "combinatorial"})]
+    return [(name, {}) for name in names] + variants
+
+
+@pytest.mark.parametrize("rounding", task_module.ROUNDING_RULES)
+@pytest.mark.parametrize("name, params", _registered_methods(), ids=lambda v: v if isinstance(v, str) else
+                         ",".join(f"{k}={w}" for k, w in v.items()) or "defaults")
+def test_every_registered_method_recovers_two_separated_blocks(name, params, rounding):
+    # Every registered method of the task (and both CC variants and Laplacians of CC/CC++),
+    # under each rounding rule, finds the planted cut of an instance where it is unambiguous.
+    from harness.registry import default_registry
+
+    data = two_cliques_with_cannot_links_across()
+    method = default_registry().load("methods", name)(rounding=rounding, **params)
+    scores = TASK.evaluate(method, data, Context(seed=0, dataset="two-cliques"))
+    assert set(scores) == set(TASK.metrics)
+    assert scores["ari"] == 1.0
+    assert scores["cut_ratio"] == 1.0 / 11.0   # one bridge of G over the 11 edges of H, all crossing

@@ -10,14 +10,9 @@ import math
 
 import numpy as np
 
-from harness.tasks.graph.correlation_clustering import (
-    CCInstance,
-    canonical_labels,
-    check_consistent,
-    disagreements,
-    feasible_clusters,
-    solve_cluster_lp,
-)
+from components.correlation_clustering import feasible_clusters
+from harness.tasks.graph.correlation_clustering import CCInstance, canonical_labels, check_consistent, disagreements
+from implementations.constrained_cc._cluster_lp import solve_cluster_lp
 
 OUTPUTS = ("best", "local-search", "penalised-local-search", "rounding", "pivot-mix")
 

@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
-from implementations.signed_laplacian._linalg import (
+from components.laplacians import (
     LAPLACIANS,
     graph_laplacian,
     laplacian_kernel_basis,
@@ -13,6 +12,7 @@ from implementations.signed_laplacian._linalg import (
     smallest_generalized_eigenpairs,
     vertex_function,
 )
+from harness.tasks.graph.constrained_clustering import DEFAULT_MIN_SIDE_FRACTION, DEFAULT_ROUNDING, round_bipartition
 
 
 def cannot_link_operator(cannot_link, kind: str, epsilon: float, loop_vertices: np.ndarray) -> np.ndarray:

@@ -5,10 +5,20 @@ complete signed graph on ``n`` nodes, friendly pairs ``F`` (must share a cluster
 hostile pairs ``H`` (must not), find a clustering that respects ``F`` and ``H`` and
 minimises the number of ``+`` pairs cut plus ``−`` pairs kept inside a cluster.
 
-This module holds the problem utilities that both the task (to score) and the methods
-(to solve) need: the instance type, ``cost``, ``violations``, the enumeration of feasible
-clusters, the exact Constrained Cluster LP and the exact optimum. Everything exact here
-enumerates clusters, so it is meant for n ≲ 14 (a guard raises beyond 20 free units).
+This module holds the problem: the instance type, ``cost``, ``violations``, the label and
+F-component utilities the methods share, the planted-partition loader and the task. The
+task scores against references computed by solvers of its own that no method uses, so
+that one solver bug cannot move a method and its reference together:
+
+* OPT: the classic edge-variable ILP (binary x_uv = 1 when u, v are separated, every
+  triangle inequality, x = 0 on F and x = 1 on H), solved with HiGHS;
+* the Constrained Cluster LP's value (for ``cost_over_lp``): the paper's LP as written, with
+  z_S for every non-empty S ⊆ V and x_uv as variables, F and H as bounds on x; it is meant
+  for n ≤ 16 (a guard raises beyond; the specs use n ≤ 12).
+
+The methods solve the LP (and the ``exact-ilp`` baseline its binary version) over the
+feasible clusters of the F-components with x eliminated: see
+:mod:`components.correlation_clustering`.
 
 Ratios on an instance whose optimum is 0 (a noise-free planted partition): the true ratio
 is 1 when the method is exact and unbounded otherwise, and the engine rejects infinite
@@ -18,6 +28,7 @@ metrics, so there the ratio is taken as (cost + 1) / (OPT + 1) = cost + 1. The C
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +36,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from harness.tasks.base import Context, Task
+from harness.tasks.base import Context, Task, WorkerCache
 
-# Beyond this many F-components the 2^k cluster enumeration is not a sensible exact oracle.
-MAX_FREE_UNITS = 20
+# The LP reference has a variable for every subset of the nodes.
+MAX_REFERENCE_NODES = 16
 
 
 # --- the instance ---------------------------------------------------------------------------
@@ -144,7 +155,7 @@ def canonical_labels(labels) -> np.ndarray:
     return rank[inverse.ravel()]
 
 
-# --- feasible clusters ----------------------------------------------------------------------
+# --- F-components (the methods' starting point) -------------------------------------------
 
 def friendly_components(instance: CCInstance) -> np.ndarray:
     """Component index (0..k−1, numbered by smallest node) of every node in the graph (V, F)."""
@@ -170,118 +181,109 @@ def check_consistent(instance: CCInstance, components: np.ndarray | None = None)
     return components
 
 
-@dataclass(frozen=True)
-class FeasibleClusters:
-    """Every feasible cluster: a non-empty union of F-components with no H pair inside.
+# --- the task's references: solvers of its own, which no method uses ----------------------------
 
-    ``members`` is (m, n) boolean, ``units`` is (m, k) boolean over the F-components, and
-    ``weight[i]`` = |E⁻ inside S_i| − |E⁺ inside S_i|, so that the cost of a clustering made
-    of clusters S is |E⁺| + Σ weight(S).
-    """
-
-    members: np.ndarray
-    units: np.ndarray
-    weight: np.ndarray
-    components: np.ndarray
-    plus_pairs: int
-
-    @property
-    def count(self) -> int:
-        return int(self.members.shape[0])
+def _pairs(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The unordered pairs u < v in row-major order (iu, ju), and the (n, n) map to their number."""
+    iu, ju = np.triu_indices(n, k=1)
+    index = np.full((n, n), -1, dtype=np.int64)
+    index[iu, ju] = index[ju, iu] = np.arange(len(iu))
+    return iu, ju, index
 
 
-def feasible_clusters(instance: CCInstance) -> FeasibleClusters:
-    """Enumerate all feasible clusters (2^k − 1 candidates over the k F-components)."""
-    components = check_consistent(instance)
-    k = int(components.max()) + 1
-    if k > MAX_FREE_UNITS:
-        raise ValueError(f"{k} F-components: enumerating 2^{k} clusters is too large for the exact oracle "
-                         f"(at most {MAX_FREE_UNITS}); use a smaller n or more must-link pairs")
-    codes = np.arange(1, 2**k, dtype=np.int64)
-    units = ((codes[:, None] >> np.arange(k)) & 1).astype(bool)
-    unit_nodes = components[None, :] == np.arange(k)[:, None]  # (k, n)
-    members = (units.astype(np.int32) @ unit_nodes.astype(np.int32)) > 0
-    keep = np.ones(len(codes), dtype=bool)
+def _separation_bounds(instance: CCInstance, index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of x_uv (1: u and v separated): 0 on a must-link pair, 1 on a cannot-link pair, else [0, 1]."""
+    pairs = instance.n * (instance.n - 1) // 2
+    lower, upper = np.zeros(pairs), np.ones(pairs)
+    for u, v in instance.friendly:
+        upper[index[u, v]] = 0.0
     for u, v in instance.hostile:
-        keep &= ~(members[:, u] & members[:, v])
-    members, units = members[keep], units[keep]
-    signs = instance.signs.astype(np.float64)
-    m = members.astype(np.float64)
-    inside_sum = 0.5 * np.einsum("si,ij,sj->s", m, signs, m)  # |E⁺ inside| − |E⁻ inside|
-    plus_pairs = int((np.triu(instance.signs, k=1) > 0).sum())
-    return FeasibleClusters(members, units, -inside_sum, components, plus_pairs)
+        lower[index[u, v]] = 1.0
+    return lower, upper
 
 
-# --- the Constrained Cluster LP and the exact optimum -----------------------------------------
+_INFEASIBLE = "infeasible instance: no clustering keeps every must-link pair together and every cannot-link pair apart"
 
-@dataclass(frozen=True)
-class ClusterLPSolution:
-    """A solution of the Constrained Cluster LP restricted to its support.
 
-    ``members`` (m, n) are the clusters with z_S > ``support_tol``, ``z`` their values,
-    ``x`` the (n, n) distances x_uv = 1 − Σ_{S ⊇ uv} z_S, ``value`` the LP objective
-    Σ_{E⁺} x + Σ_{E⁻} (1 − x) of this z.
+def exact_optimum(instance: CCInstance) -> tuple[np.ndarray, int]:
+    """An optimal feasible clustering and its cost, from the edge-variable ILP (HiGHS MILP).
+
+    Binary x_uv = 1 when u and v are separated; x_ab ≤ x_ac + x_cb for every triple makes
+    "x_uv = 0" an equivalence relation, that is a clustering; x = 0 on F and x = 1 on H;
+    minimise Σ_{E⁺} x_uv + Σ_{E⁻} (1 − x_uv). The clustering read off x is checked against x
+    and the constraints, and its :func:`cost` is returned.
     """
+    from scipy.optimize import Bounds, LinearConstraint, milp
+    from scipy.sparse import csr_matrix
 
-    members: np.ndarray
-    z: np.ndarray
-    x: np.ndarray
-    value: float
+    n = instance.n
+    iu, ju, index = _pairs(n)
+    if len(iu) == 0:
+        return np.zeros(n, dtype=np.int64), 0
+    signs = instance.signs[iu, ju].astype(np.float64)  # + pays x, − pays 1 − x = 1 + (−1)·x
+    lower, upper = _separation_bounds(instance, index)
+    triples = np.array(list(itertools.combinations(range(n), 3)), dtype=np.int64).reshape(-1, 3)
+    constraints = None
+    if len(triples):
+        # x_ab − x_ac − x_cb ≤ 0, once with each node of the triple as c
+        columns = np.concatenate([
+            np.stack([index[triples[:, a], triples[:, b]], index[triples[:, a], triples[:, c]],
+                      index[triples[:, c], triples[:, b]]], axis=1)
+            for a, b, c in ((0, 1, 2), (0, 2, 1), (1, 2, 0))])
+        rows = np.repeat(np.arange(len(columns)), 3)
+        values = np.tile([1.0, -1.0, -1.0], len(columns))
+        matrix = csr_matrix((values, (rows, columns.ravel())), shape=(len(columns), len(iu)))
+        constraints = LinearConstraint(matrix, -np.inf, 0.0)
+    result = milp(signs, constraints=constraints, integrality=np.ones(len(iu)), bounds=Bounds(lower, upper))
+    if result.status == 2:
+        raise ValueError(_INFEASIBLE)
+    if result.status != 0:
+        raise RuntimeError(f"the edge-variable ILP for OPT failed: {result.message}")
+    separated = np.zeros((n, n), dtype=bool)
+    separated[iu, ju] = separated[ju, iu] = np.asarray(result.x) > 0.5
+    labels = np.argmin(separated, axis=1)  # the first node u is not separated from (u itself at the latest)
+    if not np.array_equal(labels[:, None] != labels[None, :], separated):
+        raise RuntimeError("the edge-variable ILP returned an x that is not a clustering")
+    split, joined = violated_pairs(instance, labels)
+    paid = cost(instance, labels)
+    if split or joined or abs(paid - (result.fun + (signs < 0).sum())) > 1e-6:
+        raise RuntimeError(f"the edge-variable ILP's solution is inconsistent: objective {result.fun}, "
+                           f"cost {paid}, must-link pairs split {split}, cannot-link pairs joined {joined}")
+    return canonical_labels(labels), paid
 
 
-def lp_distances(n: int, members: np.ndarray, z: np.ndarray) -> np.ndarray:
-    """x_uv = 1 − Σ_{S ⊇ {u, v}} z_S, with a zero diagonal."""
-    m = members.astype(np.float64)
-    x = 1.0 - (m.T * z) @ m
-    np.fill_diagonal(x, 0.0)
-    return x
+def cluster_lp_value(instance: CCInstance) -> float:
+    """The optimum of the Constrained Cluster LP, written as the paper states it (HiGHS).
 
-
-def lp_parts(instance: CCInstance, x: np.ndarray) -> tuple[float, float]:
-    """(LP⁺, LP⁻) = (Σ_{uv ∈ E⁺} x_uv, Σ_{uv ∈ E⁻} (1 − x_uv)) over unordered pairs."""
-    upper = np.triu(np.ones_like(x, dtype=bool), k=1)
-    plus = upper & (instance.signs > 0)
-    minus = upper & (instance.signs < 0)
-    return float(x[plus].sum()), float((1.0 - x[minus]).sum())
-
-
-def solve_cluster_lp(instance: CCInstance, clusters: FeasibleClusters | None = None,
-                     support_tol: float = 1e-9) -> ClusterLPSolution:
-    """Solve the Constrained Cluster LP exactly over all feasible clusters (HiGHS).
-
-    x is eliminated through x_uv = 1 − Σ_{S ⊇ uv} z_S, which leaves min Σ_S weight(S) z_S
-    subject to Σ_{S ∋ u} z_S = 1. One row per F-component stands for the rows of its nodes,
-    which are identical because a feasible S holds a component whole; x = 0 on F and x = 1
-    on H then hold by construction.
+    Variables z_S ≥ 0 for every non-empty S ⊆ V and x_uv for every pair; rows Σ_{S ∋ u} z_S = 1
+    for every node and Σ_{S ⊇ {u, v}} z_S + x_uv = 1 for every pair; x = 0 on F and x = 1 on H
+    as bounds; minimise Σ_{E⁺} x_uv + Σ_{E⁻} (1 − x_uv).
     """
     from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix, hstack, identity, vstack
 
-    clusters = feasible_clusters(instance) if clusters is None else clusters
-    result = linprog(clusters.weight, A_eq=clusters.units.T.astype(np.float64),
-                     b_eq=np.ones(clusters.units.shape[1]), bounds=(0, None), method="highs")
+    n = instance.n
+    if n > MAX_REFERENCE_NODES:
+        raise ValueError(f"n = {n}: the task's Cluster LP has a variable for each of the 2^{n} subsets of the "
+                         f"nodes, which is too many above n = {MAX_REFERENCE_NODES}; use a smaller n")
+    iu, ju, index = _pairs(n)
+    subsets = np.arange(1, 2**n, dtype=np.int64)
+    contains = ((subsets[:, None] >> np.arange(n)) & 1).astype(bool)  # (2^n − 1, n)
+    node_rows = csr_matrix(contains.T.astype(np.float64))
+    pair_rows = csr_matrix((contains[:, iu] & contains[:, ju]).T.astype(np.float64))
+    a_eq = vstack([hstack([node_rows, csr_matrix((n, len(iu)))]),
+                   hstack([pair_rows, identity(len(iu), format="csr")])]).tocsr()
+    lower, upper = _separation_bounds(instance, index)
+    bounds = np.vstack([np.column_stack([np.zeros(len(subsets)), np.full(len(subsets), np.inf)]),
+                        np.column_stack([lower, upper])])
+    signs = instance.signs[iu, ju].astype(np.float64)
+    objective = np.concatenate([np.zeros(len(subsets)), signs])
+    result = linprog(objective, A_eq=a_eq, b_eq=np.ones(n + len(iu)), bounds=bounds, method="highs")
+    if result.status == 2:
+        raise ValueError(_INFEASIBLE)
     if result.status != 0:
-        raise RuntimeError(f"Constrained Cluster LP failed: {result.message}")
-    z = np.asarray(result.x)
-    support = z > support_tol
-    members, z = clusters.members[support], z[support]
-    x = lp_distances(instance.n, members, z)
-    plus, minus = lp_parts(instance, x)
-    return ClusterLPSolution(members, z, x, plus + minus)
-
-
-def solve_exact(instance: CCInstance, clusters: FeasibleClusters | None = None) -> tuple[np.ndarray, int]:
-    """An optimal feasible clustering and its cost: the Cluster LP with binary z (HiGHS MILP)."""
-    from scipy.optimize import Bounds, LinearConstraint, milp
-
-    clusters = feasible_clusters(instance) if clusters is None else clusters
-    ones = np.ones(clusters.units.shape[1])
-    result = milp(clusters.weight, constraints=LinearConstraint(clusters.units.T.astype(np.float64), ones, ones),
-                  integrality=np.ones(clusters.count), bounds=Bounds(0, 1))
-    if result.status != 0:
-        raise RuntimeError(f"exact optimum (MILP) failed: {result.message}")
-    chosen = clusters.members[np.asarray(result.x) > 0.5]
-    labels = labels_from_clusters(instance.n, chosen)
-    return labels, cost(instance, labels)
+        raise RuntimeError(f"the task's Constrained Cluster LP failed: {result.message}")
+    return float(result.fun) + float((signs < 0).sum())
 
 
 # --- data -----------------------------------------------------------------------------------
@@ -367,21 +369,19 @@ class CorrelationClusteringTask(Task):
     def __init__(self):
         # OPT and LP per instance fingerprint: the data object is shared by the methods of a
         # worker, and this is the task's own work, never handed to a method.
-        self._reference: dict[tuple, tuple[int, float]] = {}
+        self._reference = WorkerCache(4096)
 
     def reference(self, instance: CCInstance) -> tuple[int, float]:
-        """(OPT, Constrained Cluster LP value), enumerating the feasible clusters once."""
-        key = instance.key()
-        if key not in self._reference:
-            clusters = feasible_clusters(instance)
-            _, opt = solve_exact(instance, clusters)
-            lp = solve_cluster_lp(instance, clusters).value
-            if lp > opt + 1e-6:
-                raise RuntimeError(f"Cluster LP {lp} exceeds the optimum {opt}: the exact oracle is wrong")
-            if len(self._reference) >= 4096:
-                self._reference.pop(next(iter(self._reference)))
-            self._reference[key] = (opt, lp)
-        return self._reference[key]
+        """(OPT, Constrained Cluster LP value), from the task's own solvers."""
+        return self._reference.get_or_build(instance.key(), lambda: self._solve_reference(instance))
+
+    @staticmethod
+    def _solve_reference(instance: CCInstance) -> tuple[int, float]:
+        _, opt = exact_optimum(instance)
+        lp = cluster_lp_value(instance)
+        if lp > opt + 1e-6:
+            raise RuntimeError(f"Cluster LP {lp} exceeds the optimum {opt}: one of the task's reference solvers is wrong")
+        return opt, lp
 
     def evaluate(self, method: ConstrainedClusterer, data: CCBatch, context: Context) -> dict[str, float]:
         rng = context.rng("method")
@@ -401,7 +401,7 @@ class CorrelationClusteringTask(Task):
                                           f"cannot-link pairs joined {joined}")
             paid = cost(instance, labels)
             if paid < opt:
-                raise RuntimeError(f"instance {index}: cost {paid} is below the optimum {opt}: the exact oracle is wrong")
+                raise RuntimeError(f"instance {index}: cost {paid} is below the optimum {opt}: the task's OPT is wrong")
             over_opt.append(ratio(paid, opt))
             over_lp.append(ratio(paid, lp))
         return {

@@ -1,5 +1,7 @@
-"""Graph Laplacians and the small dense generalised eigensolvers shared by the spectral methods.
+"""Graph Laplacians and the small dense generalised eigensolvers of the spectral methods.
 
+Shared by the signed-Laplacian method (:mod:`implementations.signed_laplacian`) and its
+spectral baselines (:mod:`baselines.spectral`), so that they differ only in the eigenproblem.
 Dense LAPACK (``scipy.linalg.eigh`` with a subset of indices) is used throughout: at the
 task's sizes (n ≤ 1000, and SBM graphs that are 15-20 % dense) it beats sparse Lanczos with
 shift-invert, whose factorisation fills in, and it gives every method the same solver, so
@@ -8,6 +10,17 @@ runtimes compare eigenproblems rather than solvers.
 from __future__ import annotations
 
 import numpy as np
+
+__all__ = [
+    "LAPLACIANS",
+    "connected_components",
+    "graph_laplacian",
+    "laplacian_kernel_basis",
+    "one_vertex_per_component",
+    "smallest_eigenpair_on_complement",
+    "smallest_generalized_eigenpairs",
+    "vertex_function",
+]
 
 LAPLACIANS = ("normalized", "combinatorial")
 

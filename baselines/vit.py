@@ -264,11 +264,16 @@ class ViTProtoNet:
 
     # ---- training
 
-    def fit_source(self, images: np.ndarray, labels: np.ndarray, context, *, epochs: int, batch_size: int) -> None:
-        """Train backbone + linear head with cross-entropy on the source images (uint8, N × 3 × H × W)."""
+    def fit_source(self, source, context) -> None:
+        """Train backbone + linear head with cross-entropy on the source images (uint8, N × 3 × H × W).
+
+        ``source`` holds ``images``, ``labels`` and the task's budget, ``epochs`` and
+        ``batch_size`` (:class:`harness.tasks.fewshot.cdfsl.SourceSet`).
+        """
         import torch
         import torch.nn.functional as F
 
+        images, labels, epochs, batch_size = source.images, source.labels, source.epochs, source.batch_size
         rng = context.rng("method")
         device, precision = context.device, context.precision
         classes, targets = np.unique(np.asarray(labels), return_inverse=True)
@@ -300,7 +305,7 @@ class ViTProtoNet:
         targets_t = torch.from_numpy(targets.astype(np.int64))
         max_shift = int(round(self.translate * images.shape[-1]))
         self.epochs_ = int(epochs)
-        self.history_ = []
+        history = []
         model.train()
         for epoch in range(epochs):
             order = torch.randperm(len(images_t), generator=generator)
@@ -323,10 +328,11 @@ class ViTProtoNet:
                 scaler.update()
                 total += float(loss.detach()) * len(index)
                 seen += len(index)
-            self.history_.append(total / seen)
-        if self.history_ and not np.isfinite(self.history_[-1]):
-            raise FloatingPointError(f"{type(self).__name__}: the training loss is {self.history_[-1]} after {epochs} epochs")
+            history.append(total / seen)
+        if history and not np.isfinite(history[-1]):
+            raise FloatingPointError(f"{type(self).__name__}: the training loss is {history[-1]} after {epochs} epochs")
         model.eval()
+        self.history_ = tuple(history)
         self.model_ = model
         self.head_ = head
         self.classes_ = classes

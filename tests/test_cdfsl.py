@@ -1,6 +1,8 @@
 """fewshot.cdfsl: the ProtoNet protocol, CKA, episodes, loaders, the ViT and ReCIT's perturbations."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from harness.tasks.base import Context, DataUnavailable
 from harness.tasks.fewshot import cdfsl
 from harness.tasks.fewshot.cdfsl import (
     TASK,
+    SourceSet,
     cdfsl_imagefolder,
     ci95,
     protonet_accuracy,
@@ -241,15 +244,17 @@ class _PixelMeans:
 
     after_source_params = ("tag",)
     fits = 0
+    budgets: list = []
 
     def __init__(self, *, scale: float = 1.0, tag: str = ""):
         self.scale = scale
         self.tag = tag
 
-    def fit_source(self, images, labels, context, *, epochs, batch_size):
+    def fit_source(self, source, context):
         type(self).fits += 1
-        assert context.split == "train" and labels.shape == (images.shape[0],)
-        self.offset_ = float(images.mean())
+        assert context.split == "train" and source.labels.shape == (source.images.shape[0],)
+        type(self).budgets.append((source.epochs, source.batch_size))
+        self.offset_ = float(source.images.mean())
 
     def embed(self, images):
         n, c, h, w = images.shape
@@ -258,8 +263,8 @@ class _PixelMeans:
 
 
 def test_task_scores_and_reuses_source_training():
-    cdfsl._TRAINED.clear()
-    _PixelMeans.fits = 0
+    cdfsl._SOURCE_TRAINING.clear()
+    _PixelMeans.fits, _PixelMeans.budgets = 0, []
     ctx = Context(seed=0, split="test", dataset="near")
     data = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=40, episodes=50, queries=5)
     metrics = TASK.evaluate(_PixelMeans(), data, ctx)
@@ -273,7 +278,10 @@ def test_task_scores_and_reuses_source_training():
     assert again["accuracy_5shot"] == metrics["accuracy_5shot"]  # same episodes, same features
     TASK.evaluate(_PixelMeans(scale=2.0), data, ctx)
     assert _PixelMeans.fits == 2
-    cdfsl._TRAINED.clear()
+    # the budget is part of what training depends on: another number of epochs retrains
+    TASK.evaluate(_PixelMeans(), replace(data, epochs=5), ctx)
+    assert _PixelMeans.fits == 3 and _PixelMeans.budgets == [(30, 64), (30, 64), (5, 64)]
+    cdfsl._SOURCE_TRAINING.clear()
 
 
 # --------------------------------------------------------------------------- the ViT
@@ -330,7 +338,7 @@ def test_training_is_deterministic_and_the_probe_shuffles_tokens():
     ctx = Context(seed=5, split="train", dataset="cdfsl-source")
     features = []
     for method in (ReCIT(), ReCIT(), ViTProtoNet()):
-        method.fit_source(images, labels, ctx, epochs=2, batch_size=16)
+        method.fit_source(SourceSet(images, labels, epochs=2, batch_size=16), ctx)
         features.append(method.embed(images))
     np.testing.assert_array_equal(features[0], features[1])  # same seed → same model on the CPU
     assert not np.allclose(features[0], features[2])  # ReCIT's perturbations change training

@@ -288,7 +288,7 @@ def test_task_scores_and_reuses_source_training():
 
 
 def test_vit_parameter_names_follow_dino():
-    from baselines.vit import build_vit
+    from components.vit import build_vit
 
     model = build_vit("vit-s16")
     names = set(model.state_dict())
@@ -301,7 +301,7 @@ def test_vit_parameter_names_follow_dino():
 
 
 def test_vit_weights_load_and_positions_interpolate(tmp_path):
-    from baselines.vit import build_vit, encode, load_weights, patch_tokens, position_embedding
+    from components.vit import build_vit, encode, load_weights, patch_tokens, position_embedding
 
     torch.manual_seed(0)
     source = build_vit("tiny")
@@ -422,7 +422,7 @@ def test_amplitude_resampling_is_a_convex_mixture_of_group_amplitudes():
 
 
 def test_warmup_shuffles_with_one_permutation_and_keeps_positions():
-    from baselines.vit import build_vit, patch_tokens, position_embedding
+    from components.vit import build_vit, patch_tokens, position_embedding
     from implementations.recit import ReCIT
 
     torch.manual_seed(0)

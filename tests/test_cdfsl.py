@@ -362,7 +362,7 @@ def _authors_grouping(similarity, threshold):
 
 
 def test_greedy_grouping_is_the_authors_partition():
-    from implementations.recit._frequency import greedy_groups
+    from implementations.recit import greedy_groups
 
     rng = np.random.default_rng(2)
     for length in (5, 16, 40):
@@ -379,7 +379,7 @@ def test_greedy_grouping_is_the_authors_partition():
 
 
 def test_flat_patches_form_one_group():
-    from implementations.recit._frequency import greedy_groups, patch_similarity, patchify
+    from implementations.recit import greedy_groups, patch_similarity, patchify
 
     image = torch.zeros(1, 3, 16, 16)
     image[0, :, :8, 8:] = torch.rand(3, 8, 8)  # one patterned patch among three flat ones
@@ -389,7 +389,7 @@ def test_flat_patches_form_one_group():
 
 
 def test_amplitude_resampling_keeps_phases():
-    from implementations.recit._frequency import amplitude_resample
+    from implementations.recit import amplitude_resample
 
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randn(2, 9, 16, dtype=torch.float64)
@@ -403,7 +403,7 @@ def test_amplitude_resampling_keeps_phases():
 
 
 def test_amplitude_resampling_is_a_convex_mixture_of_group_amplitudes():
-    from implementations.recit._frequency import amplitude_resample
+    from implementations.recit import amplitude_resample
 
     generator = torch.Generator().manual_seed(1)
     # two groups of identical tokens: the group stds are 0, so every new amplitude is a

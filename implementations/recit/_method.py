@@ -21,7 +21,7 @@ class ReCIT(ViTLearner):
     * Later epochs (``frequency``): the channel-FFT amplitude of every patch token is
       re-sampled from the statistics of greedy groups of similar pixel patches (cosine
       similarity of standardised patches above ``similarity``), see
-      :func:`implementations.recit._frequency.amplitude_resample`.
+      :func:`implementations.recit.amplitude_resample`.
 
     With ``frequency=False`` the epochs after the warm-up are plain; with
     ``shuffle_warmup=False`` every epoch uses the frequency module; with both off this is

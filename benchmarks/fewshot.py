@@ -1,5 +1,8 @@
 """Torch kernels of the cross-domain few-shot specs: a ViT training step, ReCIT's frequency
-module, and DFN's adapter step under SAM and SAM-SVN. torch is imported in ``setup`` only."""
+module, and DFN's adapter step under SAM and SAM-SVN. torch is imported in ``setup`` only.
+
+Every kernel is imported from its package's public surface (``components.vit``,
+``implementations.recit``, ``implementations.dfn``), never from a private module."""
 from __future__ import annotations
 
 from benchmarks._common import TorchKernel, synchronize
@@ -15,7 +18,7 @@ class ViTStep(TorchKernel):
     def setup(self, arch, batch):
         import torch
 
-        from baselines.vit import ARCHS, build_vit
+        from components.vit import ARCHS, build_vit
 
         self.device = self.prepare()
         if arch == "vit-s16" and self.device == "cpu":
@@ -25,7 +28,7 @@ class ViTStep(TorchKernel):
         self.images = torch.randn(batch, 3, size, size, device=self.device)
 
     def _features(self):
-        from baselines.vit import encode, patch_tokens, position_embedding
+        from components.vit import encode, patch_tokens, position_embedding
 
         tokens, grid = patch_tokens(self.model, self.images)
         return encode(self.model, tokens, position_embedding(self.model, grid))
@@ -54,7 +57,7 @@ class ReCITFrequency(TorchKernel):
     def setup(self, tokens, batch):
         import torch
 
-        from implementations.recit._frequency import patch_similarity, greedy_groups
+        from implementations.recit import greedy_groups, patch_similarity
 
         self.device = self.prepare()
         length, dim = (int(v) for v in tokens.split("x"))
@@ -65,20 +68,20 @@ class ReCITFrequency(TorchKernel):
         self.generator = torch.Generator().manual_seed(0)
 
     def time_group(self, tokens, batch):
-        from implementations.recit._frequency import greedy_groups, patch_similarity
+        from implementations.recit import greedy_groups, patch_similarity
 
         greedy_groups(patch_similarity(self.patches), 0.3)
         synchronize(self.device)
 
     def time_amplitude_resample(self, tokens, batch):
-        from implementations.recit._frequency import amplitude_resample
+        from implementations.recit import amplitude_resample
 
         amplitude_resample(self.tokens, self.groups, self.generator)
         synchronize(self.device)
 
 
 class DFNAdapterStep(TorchKernel):
-    """DFN's adapter update, ``implementations.dfn._net.sam_step``: plain, SAM over the adapters,
+    """DFN's adapter update, ``implementations.dfn.sam_step``: plain, SAM over the adapters,
     and SAM-SVN (an SVD per adapter), on three C×C adapters under a least-squares loss that
     stands in for the segmentation network, so that the step's own cost is what is timed."""
 
@@ -100,7 +103,7 @@ class DFNAdapterStep(TorchKernel):
         return sum(((f @ a - t) ** 2).mean() for f, a, t in zip(self.features, self.adapters, self.targets))
 
     def time_step(self, sam, channels):
-        from implementations.dfn._net import sam_step
+        from implementations.dfn import sam_step
 
         sam_step(self._loss, self.adapters, self.adapters, sam, 0.05, self.optimizer)
         synchronize(self.device)

@@ -1,6 +1,8 @@
 """fewshot.cdfsl: the ProtoNet protocol, CKA, episodes, loaders, the ViT and ReCIT's perturbations."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,7 @@ from harness.tasks.base import Context, DataUnavailable
 from harness.tasks.fewshot import cdfsl
 from harness.tasks.fewshot.cdfsl import (
     TASK,
+    SourceSet,
     cdfsl_imagefolder,
     ci95,
     protonet_accuracy,
@@ -241,15 +244,17 @@ class _PixelMeans:
 
     after_source_params = ("tag",)
     fits = 0
+    budgets: list = []
 
     def __init__(self, *, scale: float = 1.0, tag: str = ""):
         self.scale = scale
         self.tag = tag
 
-    def fit_source(self, images, labels, context, *, epochs, batch_size):
+    def fit_source(self, source, context):
         type(self).fits += 1
-        assert context.split == "train" and labels.shape == (images.shape[0],)
-        self.offset_ = float(images.mean())
+        assert context.split == "train" and source.labels.shape == (source.images.shape[0],)
+        type(self).budgets.append((source.epochs, source.batch_size))
+        self.offset_ = float(source.images.mean())
 
     def embed(self, images):
         n, c, h, w = images.shape
@@ -258,8 +263,8 @@ class _PixelMeans:
 
 
 def test_task_scores_and_reuses_source_training():
-    cdfsl._TRAINED.clear()
-    _PixelMeans.fits = 0
+    cdfsl._SOURCE_TRAINING.clear()
+    _PixelMeans.fits, _PixelMeans.budgets = 0, []
     ctx = Context(seed=0, split="test", dataset="near")
     data = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=40, episodes=50, queries=5)
     metrics = TASK.evaluate(_PixelMeans(), data, ctx)
@@ -273,14 +278,17 @@ def test_task_scores_and_reuses_source_training():
     assert again["accuracy_5shot"] == metrics["accuracy_5shot"]  # same episodes, same features
     TASK.evaluate(_PixelMeans(scale=2.0), data, ctx)
     assert _PixelMeans.fits == 2
-    cdfsl._TRAINED.clear()
+    # the budget is part of what training depends on: another number of epochs retrains
+    TASK.evaluate(_PixelMeans(), replace(data, epochs=5), ctx)
+    assert _PixelMeans.fits == 3 and _PixelMeans.budgets == [(30, 64), (30, 64), (5, 64)]
+    cdfsl._SOURCE_TRAINING.clear()
 
 
 # --------------------------------------------------------------------------- the ViT
 
 
 def test_vit_parameter_names_follow_dino():
-    from baselines.vit import build_vit
+    from components.vit import build_vit
 
     model = build_vit("vit-s16")
     names = set(model.state_dict())
@@ -293,7 +301,7 @@ def test_vit_parameter_names_follow_dino():
 
 
 def test_vit_weights_load_and_positions_interpolate(tmp_path):
-    from baselines.vit import build_vit, encode, load_weights, patch_tokens, position_embedding
+    from components.vit import build_vit, encode, load_weights, patch_tokens, position_embedding
 
     torch.manual_seed(0)
     source = build_vit("tiny")
@@ -330,7 +338,7 @@ def test_training_is_deterministic_and_the_probe_shuffles_tokens():
     ctx = Context(seed=5, split="train", dataset="cdfsl-source")
     features = []
     for method in (ReCIT(), ReCIT(), ViTProtoNet()):
-        method.fit_source(images, labels, ctx, epochs=2, batch_size=16)
+        method.fit_source(SourceSet(images, labels, epochs=2, batch_size=16), ctx)
         features.append(method.embed(images))
     np.testing.assert_array_equal(features[0], features[1])  # same seed → same model on the CPU
     assert not np.allclose(features[0], features[2])  # ReCIT's perturbations change training
@@ -354,7 +362,7 @@ def _authors_grouping(similarity, threshold):
 
 
 def test_greedy_grouping_is_the_authors_partition():
-    from implementations.recit._frequency import greedy_groups
+    from implementations.recit import greedy_groups
 
     rng = np.random.default_rng(2)
     for length in (5, 16, 40):
@@ -371,7 +379,7 @@ def test_greedy_grouping_is_the_authors_partition():
 
 
 def test_flat_patches_form_one_group():
-    from implementations.recit._frequency import greedy_groups, patch_similarity, patchify
+    from implementations.recit import greedy_groups, patch_similarity, patchify
 
     image = torch.zeros(1, 3, 16, 16)
     image[0, :, :8, 8:] = torch.rand(3, 8, 8)  # one patterned patch among three flat ones
@@ -381,7 +389,7 @@ def test_flat_patches_form_one_group():
 
 
 def test_amplitude_resampling_keeps_phases():
-    from implementations.recit._frequency import amplitude_resample
+    from implementations.recit import amplitude_resample
 
     generator = torch.Generator().manual_seed(0)
     tokens = torch.randn(2, 9, 16, dtype=torch.float64)
@@ -395,7 +403,7 @@ def test_amplitude_resampling_keeps_phases():
 
 
 def test_amplitude_resampling_is_a_convex_mixture_of_group_amplitudes():
-    from implementations.recit._frequency import amplitude_resample
+    from implementations.recit import amplitude_resample
 
     generator = torch.Generator().manual_seed(1)
     # two groups of identical tokens: the group stds are 0, so every new amplitude is a
@@ -414,7 +422,7 @@ def test_amplitude_resampling_is_a_convex_mixture_of_group_amplitudes():
 
 
 def test_warmup_shuffles_with_one_permutation_and_keeps_positions():
-    from baselines.vit import build_vit, patch_tokens, position_embedding
+    from components.vit import build_vit, patch_tokens, position_embedding
     from implementations.recit import ReCIT
 
     torch.manual_seed(0)

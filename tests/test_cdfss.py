@@ -21,7 +21,7 @@ from harness.tasks.fewshot.cdfss import (
 
 torch = pytest.importorskip("torch")
 
-from implementations.dfn import DomainFeatureNavigator, _net  # noqa: E402  (needs torch)
+from implementations.dfn import DomainFeatureNavigator, _method, _net  # noqa: E402  (needs torch)
 
 TINY = TASK.tiny(Path('.'))["synthetic-shapes"]
 
@@ -32,6 +32,11 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 def tiny_method(**params) -> DomainFeatureNavigator:
     base = dict(widths=(4, 8, 8, 8), hidden=4, backbone_epochs=1, source_epochs=2, finetune_steps=3, finetune_lr=0.05)
     return DomainFeatureNavigator(**{**base, **params})
+
+
+def source_context(seed: int) -> Context:
+    """The context the task hands ``fit_source``: the source domain's own stream."""
+    return Context(seed=seed, split="train", dataset=cdfss.SOURCE_STREAM)
 
 
 # --------------------------------------------------------------------------- the score
@@ -94,14 +99,8 @@ class _Recorder:
         self.tag = tag
         self.seen = []
 
-    def fit_source(self, images, masks, labels, rng, context):
-        self.fitted = True
-
-    def source_state(self):
-        return {}
-
-    def load_source_state(self, state):
-        pass
+    def fit_source(self, source, context):
+        self.fitted_ = True
 
     def segment(self, support_images, support_masks, query_images, rng, context):
         self.seen.append((support_images.copy(), support_masks.copy(), query_images.copy()))
@@ -132,20 +131,33 @@ def test_episodes_are_identical_for_every_method_and_never_show_query_masks():
 def test_source_training_is_cached_across_target_parameters_only():
     data = synthetic_shapes(Context(seed=2, dataset="shapes-isic"), target="isic", **TINY)
     context = Context(seed=2, dataset="shapes-isic")
-    cdfss._SOURCE_CACHE.clear()
+    cdfss._SOURCE_TRAINING.clear()
     calls = []
 
     class Counting(DomainFeatureNavigator):
-        def fit_source(self, *args, **kwargs):
-            calls.append(self.finetune_lr)
-            super().fit_source(*args, **kwargs)
+        def fit_source(self, source, context):
+            calls.append((self.finetune_lr, context.split, context.dataset))
+            return super().fit_source(source, context)
 
     base = dict(widths=(4, 8, 8, 8), hidden=4, backbone_epochs=1, source_epochs=1, finetune_steps=2)
-    one = TASK.evaluate(Counting(**base, finetune_lr=0.01), data, context)
-    two = TASK.evaluate(Counting(**base, finetune_lr=0.1), data, replace_split(context, "val"))
-    assert len(calls) == 1 and one["train_s"] == two["train_s"]
+    first = Counting(**base, finetune_lr=0.01)
+    one = TASK.evaluate(first, data, context)
+    trained = {name: {k: v.clone() for k, v in first.state_[name].items()} for name in ("head", "adapters")}
+    second = Counting(**base, finetune_lr=0.1)
+    two = TASK.evaluate(second, data, replace_split(context, "val"))
+    assert calls == [(0.01, "train", cdfss.SOURCE_STREAM)] and one["train_s"] == two["train_s"]
+    # the restored instance shares the trained tensors, and fine-tuning on the target writes to none of them
+    assert second.state_ is first.state_
+    for name, tensors in trained.items():
+        for key, value in tensors.items():
+            torch.testing.assert_close(first.state_[name][key], value, rtol=0, atol=0)
     TASK.evaluate(Counting(**{**base, "rho": 0.1}, finetune_lr=0.1), data, context)  # a source parameter
     assert len(calls) == 2
+    # a restored instance still checks its target-stage parameters
+    with pytest.raises(ValueError, match="finetune_steps and finetune_lr must be ≥ 0"):
+        TASK.evaluate(Counting(**base, finetune_lr=-1.0), data, context)
+    assert len(calls) == 2
+    cdfss._SOURCE_TRAINING.clear()
 
 
 def replace_split(context: Context, split: str) -> Context:
@@ -289,8 +301,8 @@ def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
     data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **TINY)
     context = Context(seed=4)
     method = tiny_method()
-    method.fit_source(data.source.images, data.source.masks, data.source.labels, np.random.default_rng(0), context)
-    before = {k: v.clone() for k, v in method.source_state()["adapters"].items()}
+    method.fit_source(data.source, source_context(4))
+    before = {k: v.clone() for k, v in method.state_["adapters"].items()}
     support, masks, query = _episodes(data, 5, 4, 0)
     together = method.segment(support, masks, query, np.random.default_rng(0), context)
     alone = method.segment(support[2:3], masks[2:3], query[2:3], np.random.default_rng(0), context)
@@ -298,7 +310,7 @@ def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
     method.episode_batch = 3  # chunks of episodes give the same answers
     torch.testing.assert_close(method.segment(support, masks, query, np.random.default_rng(0), context), together,
                                atol=1e-5, rtol=1e-5)
-    for level, weight in method.source_state()["adapters"].items():
+    for level, weight in method.state_["adapters"].items():
         torch.testing.assert_close(weight, before[level])
     # fine-tuning moved the adapters: without it the answer differs
     method.finetune_steps = 0
@@ -307,12 +319,12 @@ def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
 
 def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arms():
     data = synthetic_shapes(Context(seed=5, dataset="shapes-fss"), target="fss", **TINY)
+    _method._BACKBONES.clear()
     states, reused = [], []
     for params in ({"sam": "svn"}, {"sam": "svn"}, {"adapter": "none", "sam": "none"}):
         method = tiny_method(**params)
-        reused.append(method.fit_source(data.source.images, data.source.masks, data.source.labels,
-                                        np.random.default_rng(7), Context(seed=5)))
-        states.append(method.source_state())
+        reused.append(method.fit_source(data.source, source_context(5)))
+        states.append(method.state_)
     # the backbone is pre-trained once; later arms report its original seconds for train_s
     assert reused[0] == 0.0 and reused[1] > 0.0 and reused[2] == reused[1]
     for a, b in zip(states[0]["head"].values(), states[1]["head"].values()):
@@ -324,10 +336,10 @@ def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arm
 
 def test_parameter_checks():
     data = synthetic_shapes(Context(seed=0), **TINY)
-    for bad in ({"adapter": "parallel"}, {"adapter": "none", "sam": "svn"}, {"levels": (0,)}, {"sam": "adam"}):
-        with pytest.raises(ValueError):
-            tiny_method(**bad).fit_source(data.source.images, data.source.masks, data.source.labels,
-                                          np.random.default_rng(0), Context(seed=0))
+    for bad, message in (({"adapter": "parallel"}, "adapter='parallel'"), ({"adapter": "none", "sam": "svn"}, "perturbs"),
+                         ({"levels": (0,)}, "levels=\\[0\\]"), ({"sam": "adam"}, "sam='adam'")):
+        with pytest.raises(ValueError, match=message):
+            tiny_method(**bad).fit_source(data.source, source_context(0))
     with pytest.raises(ValueError, match="target"):
         synthetic_shapes(Context(seed=0), target="mars")
 

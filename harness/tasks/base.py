@@ -119,6 +119,10 @@ class SourceTraining:
     def __init__(self, size: int):
         self._cache = WorkerCache(size)
 
+    def clear(self) -> None:
+        """Forget every cached training (tests start from an empty cache)."""
+        self._cache.clear()
+
     def fit(self, method, context: "Context", source_key: tuple, train: Callable[[], float | None]) -> float:
         """Call ``train()`` (which fits ``method``) unless this training is cached; return train_s.
 

@@ -6,19 +6,21 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from harness.tasks.base import WorkerCache
+
 if TYPE_CHECKING:
     from harness.tasks.base import Context
+    from harness.tasks.fewshot.cdfss import SegmentationSet
 
 ADAPTERS = ("none", "residual", "serial")
 SAM_MODES = ("none", "all", "svn")
 
-_BACKBONES: OrderedDict = OrderedDict()  # pre-trained frozen backbones, shared by every arm of a seed
-_BACKBONE_CACHE_SIZE = 2
+# pre-trained frozen backbones, shared by every arm of a seed: key → (backbone, seconds it took)
+_BACKBONES = WorkerCache(2)
 
 
 def _fingerprint(*arrays: np.ndarray) -> str:
@@ -54,6 +56,9 @@ class DomainFeatureNavigator:
     the adapters alone, the support shots predicting their own horizontal flips from the
     prototypes of all shots; then the query is segmented. ``drop_adapter_at_test`` removes
     the adapters (no fine-tuning) to test what the source stage alone gave the decoder.
+
+    What the source stage learns is ``state_`` (backbone, head, adapters), read-only from
+    then on: the task's source-training cache hands the same tensors to later instances.
     """
 
     after_source_params = ("finetune_steps", "finetune_lr", "drop_adapter_at_test", "episode_batch")
@@ -151,19 +156,21 @@ class DomainFeatureNavigator:
         return {k: v.detach() for k, v in params.items() if k.startswith("block")}
 
     def _backbone(self, images, labels, n_classes, seed, device, precision):
-        """(frozen backbone, seconds reused): pre-trained once per seed and source, shared by every arm."""
+        """(frozen backbone, seconds reused): pre-trained once per seed and source, shared by every arm.
+
+        The seconds are the original pre-training's when the backbone comes from the cache, else 0.
+        """
         key = (tuple(self.widths), self.backbone_epochs, self.backbone_lr, seed, _fingerprint(images, labels),
                n_classes, device, precision)
-        if key in _BACKBONES:
-            _BACKBONES.move_to_end(key)
-            backbone, seconds = _BACKBONES[key]
-            return backbone, seconds
-        started = time.perf_counter()
-        backbone = self._pretrain_backbone(images, labels, n_classes, seed, device)
-        _BACKBONES[key] = (backbone, time.perf_counter() - started)
-        if len(_BACKBONES) > _BACKBONE_CACHE_SIZE:
-            _BACKBONES.popitem(last=False)
-        return backbone, 0.0
+        reused = key in _BACKBONES
+
+        def pretrain():
+            started = time.perf_counter()
+            backbone = self._pretrain_backbone(images, labels, n_classes, seed, device)
+            return backbone, time.perf_counter() - started
+
+        backbone, seconds = _BACKBONES.get_or_build(key, pretrain)
+        return backbone, (seconds if reused else 0.0)
 
     def _features(self, backbone, images: np.ndarray, device: str, precision: str):
         """Frozen features up to the first adapted level, for (n, 3, H, W) uint8 images, in chunks."""
@@ -178,13 +185,18 @@ class DomainFeatureNavigator:
                 chunks.append([f.float() for f in _net.frozen_features(backbone, x, self._first_level)])
         return [torch.cat(level) for level in zip(*chunks)]
 
-    def fit_source(self, images: np.ndarray, masks: np.ndarray, labels: np.ndarray,
-                   rng: np.random.Generator, context: Context) -> float:
+    def fit_source(self, source: SegmentationSet, context: Context) -> float:
+        """Pre-train (or reuse) the backbone, then train decoder and adapters on source episodes.
+
+        Returns the original seconds of a backbone reused from this worker's cache (else 0).
+        """
         import torch
 
         from implementations.dfn import _net
 
         self._check()
+        images, masks, labels = source.images, source.masks, source.labels
+        rng = context.rng("method", "source")
         device, precision = context.device, context.precision
         backbone_seed, model_seed = (int(s) for s in rng.integers(0, 2**62, size=2))
         n_classes = int(labels.max()) + 1
@@ -219,33 +231,24 @@ class DomainFeatureNavigator:
 
             _net.sam_step(loss_fn, [*head.values(), *adapters.values()], list(adapters.values()),
                           self.sam, float(self.rho), optimizer)
-        self._state = {
+        # read-only from here on, shared with later instances through the task's cache
+        self.state_ = {
             "backbone": backbone,
             "head": {k: v.detach() for k, v in head.items()},
             "adapters": {level: w.detach() for level, w in adapters.items()},
         }
         return reused_s
 
-    def source_state(self) -> dict[str, Any]:
-        return self._state
-
-    def load_source_state(self, state: dict[str, Any]) -> None:
-        self._check()
-        self._state = {
-            "backbone": state["backbone"],  # never written to: frozen in every stage
-            "head": {k: v.clone() for k, v in state["head"].items()},
-            "adapters": {level: w.clone() for level, w in state["adapters"].items()},
-        }
-
     # ------------------------------------------------------------------ target stage
 
     def _test_adapters(self) -> dict[int, Any]:
-        return {} if self.drop_adapter_at_test else self._state["adapters"]
+        return {} if self.drop_adapter_at_test else self.state_["adapters"]
 
     def segment(self, support_images: np.ndarray, support_masks: np.ndarray, query_images: np.ndarray,
                 rng: np.random.Generator, context: Context):
         import torch
 
+        self._check()  # an instance restored from the cache skipped fit_source's check of the target-stage parameters
         episodes, queries = query_images.shape[:2]
         size = tuple(support_masks.shape[2:])
         out = torch.empty((episodes, queries, *size))
@@ -262,7 +265,7 @@ class DomainFeatureNavigator:
         from implementations.dfn import _net
 
         device, precision = context.device, context.precision
-        backbone, head = self._state["backbone"], self._state["head"]
+        backbone, head = self.state_["backbone"], self.state_["head"]
         e, k = support_images.shape[:2]
         q = query_images.shape[1]
         size = tuple(support_masks.shape[2:])
@@ -300,7 +303,7 @@ class DomainFeatureNavigator:
 
         from implementations.dfn import _net
 
-        backbone = self._state["backbone"]
+        backbone = self.state_["backbone"]
         frozen = [f[None] for f in self._features(backbone, images, context.device, context.precision)]
         with torch.no_grad(), _net.autocast(context.device, context.precision):
             deepest = _net.adapted_features(backbone, frozen, self._test_adapters(), self.adapter)[-1]

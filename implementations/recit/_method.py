@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from baselines.vit import ViTProtoNet, patch_tokens, position_embedding
+from components.vit import ViTLearner, patch_tokens, position_embedding
 from implementations.recit._frequency import amplitude_resample, greedy_groups, patch_similarity, patchify, shuffle_tokens
 
 if TYPE_CHECKING:
     import torch
 
 
-class ReCIT(ViTProtoNet):
+class ReCIT(ViTLearner):
     """The plain ViT's training with ReCIT's token perturbations; nothing is perturbed at test time.
 
     * Warm-up (``shuffle_warmup``, the first ``warmup_epochs`` epochs): each batch is resized
@@ -21,7 +21,7 @@ class ReCIT(ViTProtoNet):
     * Later epochs (``frequency``): the channel-FFT amplitude of every patch token is
       re-sampled from the statistics of greedy groups of similar pixel patches (cosine
       similarity of standardised patches above ``similarity``), see
-      :func:`implementations.recit._frequency.amplitude_resample`.
+      :func:`implementations.recit.amplitude_resample`.
 
     With ``frequency=False`` the epochs after the warm-up are plain; with
     ``shuffle_warmup=False`` every epoch uses the frequency module; with both off this is
@@ -39,7 +39,8 @@ class ReCIT(ViTProtoNet):
     similarity : float
         Cosine threshold of the greedy grouping (the paper: 0.3).
     arch, lr, weight_decay, backbone_lr_scale, translate, flip, weights, embed_batch
-        As for :class:`baselines.vit.ViTProtoNet`.
+        As for :class:`components.vit.ViTLearner` (the plain ViT's training, which the
+        baseline :class:`baselines.vit.ViTProtoNet` runs unperturbed).
     """
 
     after_source_params = ("embed_batch",)
@@ -49,7 +50,7 @@ class ReCIT(ViTProtoNet):
                  weight_decay: float = 0.01, backbone_lr_scale: float = 1.0, translate: float = 0.1,
                  flip: bool = False, weights: str | None = None, embed_batch: int = 256):
         super().__init__(arch=arch, lr=lr, weight_decay=weight_decay, backbone_lr_scale=backbone_lr_scale,
-                         translate=translate, flip=flip, weights=weights, test_shuffle=False, embed_batch=embed_batch)
+                         translate=translate, flip=flip, weights=weights, embed_batch=embed_batch)
         self.shuffle_warmup = shuffle_warmup
         self.frequency = frequency
         self.warmup_epochs = warmup_epochs

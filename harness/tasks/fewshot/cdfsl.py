@@ -21,10 +21,10 @@ features and scores the queries, so a method never sees a query label.
 
 Caching. The source domain and the training budget do not depend on the target, so the
 task keeps the last two source-trained models of a worker process (cells run seed →
-method → dataset) and reuses one when everything that determines it matches: the
-method's class and parameters (less those listed in its ``after_source_params``), the seed, the
-source data, the budget, the device and the precision. ``train_s`` then reports the
-original training time.
+method → dataset) in a :class:`harness.tasks.base.SourceTraining` and reuses one when
+everything that determines it matches: the method's class and parameters (less those
+listed in its ``after_source_params``), the seed, the source data, the budget, the device
+and the precision. ``train_s`` then reports the original training time.
 
 Loaders: :func:`synthetic_digit_domains` (scikit-learn's bundled digits and procedural
 gratings, no download) and :func:`cdfsl_imagefolder` (the BSCD-FSL benchmark under
@@ -40,7 +40,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, Task, WorkerCache, source_training_key
+from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task, WorkerCache
 from harness.tasks.fewshot.episodes import Episodes, sample_episodes
 from harness.tasks.fewshot.images import (
     IMAGE_SUFFIXES,
@@ -77,6 +77,20 @@ class Domain:
             raise ValueError(f"domain {self.name}: {self.labels.shape[0]} labels for {self.images.shape[0]} images")
         self.images.setflags(write=False)  # shared by every method of a cell through the engine's cache
         self.labels.setflags(write=False)
+
+
+@dataclass(frozen=True, eq=False)
+class SourceSet:
+    """What a method trains on: the labelled source images and the task's training budget.
+
+    ``images`` (N, 3, H, W) uint8 and ``labels`` (N,) integers, both read-only; ``epochs``
+    and ``batch_size`` are the same for every method.
+    """
+
+    images: np.ndarray
+    labels: np.ndarray
+    epochs: int
+    batch_size: int
 
 
 @dataclass(frozen=True, eq=False)
@@ -418,15 +432,24 @@ def ci95(accuracies: np.ndarray) -> float:
 
 
 class FewShotLearner(Protocol):
-    """What a method of ``fewshot.cdfsl`` implements."""
+    """What a method of ``fewshot.cdfsl`` implements.
 
-    def fit_source(self, images: np.ndarray, labels: np.ndarray, context: Context, *, epochs: int,
-                   batch_size: int) -> None:
-        """Train on the labelled source domain: uint8 images (N, 3, H, W), integer labels.
+    What :meth:`fit_source` learns is kept in public attributes ending in ``_`` (scikit-
+    learn's convention): the task caches them and sets them on later instances with the
+    same source parameters, which then skip :meth:`fit_source`; nothing may write to them
+    after it. ``after_source_params`` (optional) names constructor parameters that act
+    only after source training (a test-time probe), so tuning them never retrains.
+    """
 
-        ``context`` carries the device, precision and thread count, and ``context.rng(...)``
-        is the method's only source of randomness (the same for every target and split).
-        ``epochs`` and ``batch_size`` are the task's budget, the same for every method.
+    def fit_source(self, source: SourceSet, context: Context) -> float | None:
+        """Train on the labelled source domain: ``source.images`` uint8 (N, 3, H, W), ``source.labels``.
+
+        ``source.epochs`` and ``source.batch_size`` are the task's budget, the same for every
+        method. ``context`` is the source side's: it carries the device, precision and
+        thread count, and ``context.rng("method", ...)`` is the method's only source of
+        randomness (the same for every target and split). Returns ``None``, or the original
+        seconds of any part of the training it reused from a cache of its own (the task
+        adds them to ``train_s``).
         """
         ...
 
@@ -435,12 +458,9 @@ class FewShotLearner(Protocol):
         ...
 
 
-_TRAINED = WorkerCache(2)  # source-trained models of this worker: key → (fitted attributes, train_s)
-
-
-def _training_key(method: Any, data: CdfslData, context: Context) -> tuple:
-    return (source_training_key(method), context.seed, data.source_key, data.epochs, data.batch_size,
-            context.device, context.precision)
+# the last two source trainings of this worker: cells run seed → method → target, so every
+# target of a method finds its training here
+_SOURCE_TRAINING = SourceTraining(2)
 
 
 def write_tiny_image_folders(root: Path) -> Path:
@@ -478,16 +498,9 @@ class CrossDomainFewShotTask(Task):
 
     def evaluate(self, method: FewShotLearner, data: CdfslData, context: Context) -> dict[str, float]:
         who = type(method).__name__
-        def train() -> tuple[dict[str, Any], float]:
-            started = time.perf_counter()
-            method.fit_source(data.source_train.images, data.source_train.labels, _source_context(context),
-                              epochs=data.epochs, batch_size=data.batch_size)
-            train_s = time.perf_counter() - started
-            return {k: v for k, v in vars(method).items() if k.endswith("_") and not k.startswith("_")}, train_s
-
-        fitted, train_s = _TRAINED.get_or_build(_training_key(method, data, context), train)
-        for name, value in fitted.items():
-            setattr(method, name, value)
+        source = SourceSet(data.source_train.images, data.source_train.labels, data.epochs, data.batch_size)
+        train_s = _SOURCE_TRAINING.fit(method, context, (data.source_key, data.epochs, data.batch_size),
+                                       lambda: method.fit_source(source, _source_context(context)))
 
         started = time.perf_counter()
         target = np.asarray(method.embed(data.target.images))

@@ -19,7 +19,8 @@ Scores, per target domain (one spec dataset entry per target):
 
 Source training does not depend on the target, the split or the target-stage
 hyper-parameters, so the task trains once per (method's source parameters, seed, source
-data, device, precision) in each worker and keeps the trained state in a small LRU.
+data, device, precision) in each worker and keeps what the method learned (its public
+``_``-suffixed attributes) in a :class:`harness.tasks.base.SourceTraining`.
 
 Loaders: :func:`synthetic_shapes` (no download: shapes on backgrounds, four target styles)
 and :func:`cdfss_folder` (the real CD-FSS benchmarks from ``--data-dir``).
@@ -34,7 +35,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, Task, WorkerCache, source_training_key
+from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task
 from harness.tasks.fewshot.episodes import sample_episodes
 from harness.tasks.fewshot.images import IMAGE_SUFFIXES, linear_cka
 
@@ -90,29 +91,30 @@ class CrossDomainSegmentationData:
 class FewShotSegmenter(Protocol):
     """What a method of this task implements.
 
-    Images are uint8 arrays (..., 3, H, W), masks bool arrays (..., H, W). ``rng`` is the
-    method's only source of randomness; ``context`` gives ``device`` and ``precision``.
+    Images are uint8 arrays (..., 3, H, W), masks bool arrays (..., H, W). ``rng`` (and, in
+    :meth:`fit_source`, ``context.rng``) is the method's only source of randomness;
+    ``context`` gives ``device`` and ``precision``.
+
+    What :meth:`fit_source` learns is kept in public attributes ending in ``_`` (scikit-
+    learn's convention, e.g. ``state_``): the task caches them and sets them on later
+    instances with the same source parameters, which then skip :meth:`fit_source`.
+    Nothing may write to them afterwards, in place or not: a method that fine-tunes on an
+    episode's support tunes copies.
     """
 
     #: names of constructor parameters that act only after source training (the task's
     #: source-training cache ignores them, so tuning them never retrains the source model)
     after_source_params: tuple[str, ...]
 
-    def fit_source(self, images: np.ndarray, masks: np.ndarray, labels: np.ndarray,
-                   rng: np.random.Generator, context: Context) -> float | None:
-        """Train on the source domain: (n, 3, H, W) images, (n, H, W) masks, (n,) class ids.
+    def fit_source(self, source: SegmentationSet, context: Context) -> float | None:
+        """Train on the source domain: ``source.images`` (n, 3, H, W), ``source.masks`` (n, H, W), ``source.labels`` (n,).
 
-        Returns ``None``, or the original seconds of any part of the training it reused
-        from a cache of its own (the task adds them to ``train_s``).
+        ``context`` is the source side's (split ``train``, the source domain's stream): it
+        gives ``device`` and ``precision``, and ``context.rng("method", "source")`` is the
+        training's randomness, the same on every split and target. Returns ``None``, or the
+        original seconds of any part of the training it reused from a cache of its own
+        (the task adds them to ``train_s``).
         """
-        ...
-
-    def source_state(self) -> Any:
-        """The trained source model, to be restored later with :meth:`load_source_state`."""
-        ...
-
-    def load_source_state(self, state: Any) -> None:
-        """Restore a state from :meth:`source_state` (taken by an instance with the same source parameters)."""
         ...
 
     def segment(self, support_images: np.ndarray, support_masks: np.ndarray, query_images: np.ndarray,
@@ -605,25 +607,7 @@ def _to_numpy(array) -> np.ndarray:
 
 # every source-trained arm of one seed (the spec's arms are ≤ 8); states are small, and
 # tuning runs dataset-major, so a smaller cache would retrain each arm once per target
-_SOURCE_CACHE = WorkerCache(8)
-
-
-def _fit_source(method: FewShotSegmenter, data: CrossDomainSegmentationData, context: Context) -> float:
-    """Train ``method`` on the source (or restore the cached training); return its train_s."""
-    key = (source_training_key(method), context.seed, data.source_key, context.device, context.precision)
-    restored = key in _SOURCE_CACHE
-
-    def train() -> tuple[Any, float]:
-        # keyed like the source data: the same stream on every split and target
-        rng = dataclasses.replace(context, split="train", dataset=SOURCE_STREAM).rng("method", "source")
-        started = time.perf_counter()
-        reused_s = method.fit_source(data.source.images, data.source.masks, data.source.labels.copy(), rng, context)
-        return method.source_state(), time.perf_counter() - started + float(reused_s or 0.0)
-
-    state, train_s = _SOURCE_CACHE.get_or_build(key, train)
-    if restored:
-        method.load_source_state(state)
-    return train_s
+_SOURCE_TRAINING = SourceTraining(8)
 
 
 class CrossDomainSegmentationTask(Task):
@@ -644,7 +628,10 @@ class CrossDomainSegmentationTask(Task):
         }
 
     def evaluate(self, method: FewShotSegmenter, data: CrossDomainSegmentationData, context: Context) -> dict[str, float]:
-        train_s = _fit_source(method, data, context)
+        # the source side's context: keyed like the source data, the same stream on every split and target
+        source_context = dataclasses.replace(context, split="train", dataset=SOURCE_STREAM)
+        train_s = _SOURCE_TRAINING.fit(method, context, (data.source_key,),
+                                       lambda: method.fit_source(data.source, source_context))
         target = data.target
         who = type(method).__name__
         scores: dict[str, float] = {}

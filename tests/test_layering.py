@@ -105,3 +105,17 @@ def test_the_folders_are_there():
     # a renamed folder would make the parametrised tests above collect nothing and pass
     for folder in ("baselines", "implementations", "components", "benchmarks"):
         assert _modules(folder), f"no modules under {folder}/"
+
+
+@pytest.mark.parametrize("path", _params("harness"))
+def test_the_engine_and_tasks_never_import_methods(path):
+    """The engine never imports a task's code, and a task never imports a method or a baseline:
+    a task's scorer (OPT, the reference LP) is its own, so one solver bug cannot move a method
+    and its reference together."""
+    wrong = [f"line {line}: {name}" for line, name in imported(path)
+             if _top(name) in ("implementations", "baselines", "components")]
+    assert not wrong, f"{path.relative_to(ROOT)} imports a method's code: {'; '.join(wrong)}"
+    if "tasks" not in path.relative_to(ROOT).parts:
+        tasks = [f"line {line}: {name}" for line, name in imported(path)
+                 if name.startswith("harness.tasks.") and not name.startswith("harness.tasks.base")]
+        assert not tasks, f"{path.relative_to(ROOT)} is engine code and imports a task family: {'; '.join(tasks)}"

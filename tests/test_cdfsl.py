@@ -177,7 +177,7 @@ def test_synthetic_targets_and_shift():
     assert set(texture.target.labels) == set(range(5)) and texture.target.images.shape[0] == 100
     with pytest.raises(ValueError, match="target="):
         synthetic_digit_domains(ctx, target="sketch")
-    with pytest.raises(ValueError):  # source and target classes overlap
+    with pytest.raises(ValueError, match="must be disjoint digits"):  # source and target classes overlap
         synthetic_digit_domains(ctx, source_classes=(0, 1, 5))
 
 

@@ -119,3 +119,15 @@ def test_the_engine_and_tasks_never_import_methods(path):
         tasks = [f"line {line}: {name}" for line, name in imported(path)
                  if name.startswith("harness.tasks.") and not name.startswith("harness.tasks.base")]
         assert not tasks, f"{path.relative_to(ROOT)} is engine code and imports a task family: {'; '.join(tasks)}"
+
+
+def test_every_expected_exception_names_its_message():
+    """`pytest.raises(E)` alone passes for any E raised anywhere: each one says which message it expects."""
+    loose = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "raises"
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "pytest"
+                    and not any(k.arg == "match" for k in node.keywords)):
+                loose.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not loose, f"pytest.raises without match=: {', '.join(loose)}"

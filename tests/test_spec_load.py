@@ -8,7 +8,7 @@ from harness.spec.load import SpecError, load_spec, validate_spec
 
 
 def problems_of(path) -> list:
-    with pytest.raises(SpecError) as info:
+    with pytest.raises(SpecError, match=r":\d+:\d+: ") as info:  # file:line:col: every problem located
         validate_spec(path)
     return info.value.problems
 

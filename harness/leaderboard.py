@@ -4,6 +4,10 @@ Per dataset: methods ranked by the primary metric's direction, mean and 95% t-in
 over seeds for every reported metric. Across datasets: the mean win rate. Outputs
 Markdown, CSV and a static HTML page with a plot; the claims' verdicts go to
 ``claims.json`` for the index.
+
+Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
+:func:`harness.metrics.read_metric_table`), never from the plugins registered in this
+process, so any folder can be rebuilt anywhere.
 """
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
-from harness.registry import metrics as metric_table
+from harness.metrics import Metric, read_metric_table
 from harness.store import read_runs, write_atomic
 
 FORMATS = ("md", "csv", "html")
@@ -73,10 +77,11 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     return meta, list(latest.values())
 
 
-def build_rows(meta: dict, rows: list[dict]) -> dict[str, list[Row]]:
+def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric]) -> dict[str, list[Row]]:
+    """Per dataset, its rows ranked by the primary metric; ``metrics`` is the folder's metric table."""
     spec = meta["spec"]
     primary = spec["metrics"]["primary"]
-    goal = metric_table()[primary].goal
+    goal = metrics[primary].goal
     dataset_order = [d.get("id", d["name"]) for d in spec["datasets"]]
     method_order = [m.get("id", m["name"]) for m in spec["methods"]]
     tables: dict[str, list[Row]] = {}
@@ -105,9 +110,9 @@ def build_rows(meta: dict, rows: list[dict]) -> dict[str, list[Row]]:
     return {d: tables[d] for d in sorted(tables, key=lambda d: dataset_order.index(d) if d in dataset_order else 1e9)}
 
 
-def win_rates(tables: dict[str, list[Row]], primary: str) -> dict[str, tuple[float, int]]:
+def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Metric]) -> dict[str, tuple[float, int]]:
     """Mean over datasets of the share of other methods beaten on the primary mean (ties count ½)."""
-    goal = metric_table()[primary].goal
+    goal = metrics[primary].goal
     per_method: dict[str, list[float]] = {}
     for table in tables.values():
         scored = [r for r in table if primary in r.metrics]
@@ -152,7 +157,8 @@ def _header(meta: dict, rows: list[dict]) -> list[str]:
     ]
 
 
-def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], verdicts: list) -> str:
+def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], verdicts: list,
+                    metrics: dict[str, Metric]) -> str:
     spec = meta["spec"]
     primary = spec["metrics"]["primary"]
     report = spec["metrics"]["report"]
@@ -174,9 +180,9 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
                             f"{v.pairs} pairs; {v.reason}")
             out.append(f"| `{v.claim}` | **{v.verdict}** | {v.says} | {evidence} |")
         out.append("")
-    rates = win_rates(tables, primary)
+    rates = win_rates(tables, primary, metrics)
     if rates:
-        out += [f"## Mean win rate across datasets ({primary} {metric_table()[primary].arrow})", "",
+        out += [f"## Mean win rate across datasets ({primary} {metrics[primary].arrow})", "",
                 "| method | kind | mean win rate | datasets |", "|---|---|---|---|"]
         kinds = {r.method: r.kind for t in tables.values() for r in t}
         for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0]):
@@ -187,7 +193,7 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
         entry = datasets.get(dataset, {})
         params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
         out += [f"## {dataset}", "", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else ""), ""]
-        columns = [f"{m} {metric_table()[m].arrow}" + (f" [{metric_table()[m].unit}]" if metric_table()[m].unit else "") for m in report]
+        columns = [f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "") for m in report]
         out += ["| rank | method | kind | " + " | ".join(columns) + " | seeds ok | failed |",
                 "|---|---|---|" + "---|" * len(columns) + "---|---|"]
         for row in table:
@@ -219,7 +225,7 @@ def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
     return buffer.getvalue()
 
 
-def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
+def render_plot_svg(meta: dict, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
     """Primary metric per method and dataset, with 95% intervals, as inline SVG."""
     import matplotlib
 
@@ -242,7 +248,7 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
         marker = "o" if any(r.kind == "implementation" for t in tables.values() for r in t if r.method == method) else "s"
         ax.errorbar(xs, ys, yerr=errs, fmt=marker, capsize=3, label=method)
     ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
-    ax.set_ylabel(f"{primary} {metric_table()[primary].arrow}")
+    ax.set_ylabel(f"{primary} {metrics[primary].arrow}")
     ax.set_title(f"{meta['spec']['name']} ({meta['profile']}): {primary}, mean and 95% interval over seeds")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", bbox_to_anchor=(1.02, 1), loc="upper left")
@@ -254,9 +260,9 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
     return svg[svg.index("<svg"):]
 
 
-def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) -> str:
+def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
     """A static page: the plot, then the Markdown tables rendered as HTML tables."""
-    figure = f"<figure>{render_plot_svg(meta, tables)}</figure>" if tables else "<p>No finished cells yet.</p>"
+    figure = f"<figure>{render_plot_svg(meta, tables, metrics)}</figure>" if tables else "<p>No finished cells yet.</p>"
     body: list[str] = []
     in_table = False
     for line in markdown_text.splitlines():
@@ -305,22 +311,36 @@ def _inline(text: str) -> str:
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 
 
+def folder_metrics(folder: Path, spec: dict) -> dict[str, Metric]:
+    """The folder's metric table, checked to hold every metric the spec reports or claims."""
+    metrics = read_metric_table(folder)
+    needed = [spec["metrics"]["primary"], *spec["metrics"]["report"], *(c["metric"] for c in spec.get("claims", []))]
+    missing = sorted(set(needed) - set(metrics))
+    if missing:
+        raise NoResults(f"{folder}: no goal or unit known for {', '.join(missing)}: the folder has no metrics.json "
+                        f"(written by runs of this harness version on) and no registered family declares them; "
+                        f"register the plugin that does (e.g. HARNESS_PLUGINS) to rebuild this older folder")
+    return metrics
+
+
 def compute(folder: Path):
+    """(meta, rows, tables, verdicts, metrics) of a results folder."""
     meta, rows = read_folder(folder)
     spec = meta["spec"]
-    tables = build_rows(meta, rows)
-    verdicts = [check_claim(c, rows, metric_table()[c["metric"]].goal) for c in spec.get("claims", [])]
-    return meta, rows, tables, verdicts
+    metrics = folder_metrics(folder, spec)
+    tables = build_rows(meta, rows, metrics)
+    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal) for c in spec.get("claims", [])]
+    return meta, rows, tables, verdicts, metrics
 
 
 def write_leaderboard(folder: Path) -> list:
     """(Re)write leaderboard.md, .csv, .html and claims.json of a results folder."""
     folder = Path(folder)
-    meta, rows, tables, verdicts = compute(folder)
-    markdown_text = render_markdown(meta, rows, tables, verdicts)
+    meta, rows, tables, verdicts, metrics = compute(folder)
+    markdown_text = render_markdown(meta, rows, tables, verdicts, metrics)
     write_atomic(folder / "leaderboard.md", markdown_text + "\n")
     write_atomic(folder / "leaderboard.csv", render_csv(meta, tables))
-    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables))
+    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables, metrics))
     write_atomic(folder / "claims.json", json.dumps(
         {"spec": meta["spec"]["name"], "profile": meta["profile"], "title": meta["spec"]["title"],
          "claims": [v.to_dict() for v in verdicts]}, indent=1) + "\n")

@@ -74,6 +74,7 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
     from harness.execute import WorkerPool
     from harness.hardware import git_commit, package_versions
     from harness.leaderboard import write_index, write_leaderboard
+    from harness.metrics import write_metric_table
     from harness.registry import metrics as metric_table
     from harness.registry import default_registry
     from harness.store import FINISHED, RunStore, read_runs
@@ -185,6 +186,7 @@ def run(specs: list[Spec], out: Path | None = None, options: RunOptions = RunOpt
                 bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
                 bar.advance()
 
+        write_metric_table(folder, {name: metric_table()[name] for name in task.metrics})
         summary.verdicts = write_leaderboard(folder)
         summary.wall_s = time.perf_counter() - started
         summaries.append(summary)

@@ -10,6 +10,7 @@ import yaml
 
 from harness.claims import check_claim
 from harness.leaderboard import build_rows, read_folder, win_rates, write_index, write_leaderboard
+from harness.metrics import read_metric_table
 
 T_975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, df = n - 1
 
@@ -53,7 +54,7 @@ def test_means_intervals_ranks_and_csv(toy_env, tmp_path):
         ("hard", "b"): [0.1, 0.2, 0.3],
     }, stale=True)
     meta, rows = read_folder(folder)
-    tables = build_rows(meta, rows)
+    tables = build_rows(meta, rows, read_metric_table(folder))
     easy = {r.method: r for r in tables["easy"]}
     assert easy["a"].metrics["toy_score"].mean == pytest.approx(2.0)
     assert easy["a"].metrics["toy_score"].half_width == pytest.approx(T_975[2] * 1.0 / 3 ** 0.5)
@@ -62,7 +63,7 @@ def test_means_intervals_ranks_and_csv(toy_env, tmp_path):
     assert easy["c"].metrics["toy_score"].half_width == pytest.approx(12.706204736174707 * 2 ** 0.5 / 2 ** 0.5)
     assert [r.method for r in tables["easy"]] == ["c", "a", "b"] and [r.rank for r in tables["easy"]] == [1, 2, 3]
     # win rate: easy: c beats 2/2, a 1/2, b 0/2; hard: b (0.2) beats a (0.1)
-    rates = win_rates(tables, "toy_score")
+    rates = win_rates(tables, "toy_score", read_metric_table(folder))
     assert rates["c"] == (1.0, 1) and rates["a"] == (pytest.approx(0.25), 2) and rates["b"] == (pytest.approx(0.5), 2)
 
     write_leaderboard(folder)

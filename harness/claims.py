@@ -2,7 +2,7 @@
 
 For a claim "A is better than B on metric M", every (dataset, seed) where both methods
 finished gives one difference, signed so that positive favours A. The verdict comes from
-the 95% t-interval of the mean difference (a paired t-test):
+the 95% t-interval of the mean difference (a paired t-test, :mod:`harness.stats`):
 
 - ``reproduced``: the whole interval lies above the claim's margin;
 - ``not reproduced``: the whole interval lies at or below it (B is at least as good);
@@ -11,9 +11,10 @@ the 95% t-interval of the mean difference (a paired t-test):
 """
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
+
+from harness.stats import one_sided_t
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 TEST = "paired t-test over (dataset, seed), 95% interval of the mean difference"
@@ -62,8 +63,6 @@ def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:
 
 
 def check_claim(claim: dict, rows: list[dict], goal: str) -> Verdict:
-    from scipy import stats
-
     margin = float(claim.get("margin", 0.0))
     min_pairs = int(claim.get("min_pairs", 3))
     d = paired_differences(claim, rows, goal)
@@ -73,16 +72,8 @@ def check_claim(claim: dict, rows: list[dict], goal: str) -> Verdict:
         return Verdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
                        reason=f"only {len(d)} paired results (both methods ok on the same dataset and seed); "
                               f"the claim needs at least {min_pairs}", **base)
-    n = len(d)
-    mean = sum(d) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in d) / (n - 1))
-    if sd == 0.0:
-        lo = hi = mean
-        p_value = 0.0 if mean > margin else 1.0
-    else:
-        half = stats.t.ppf(0.975, n - 1) * sd / math.sqrt(n)
-        lo, hi = mean - half, mean + half
-        p_value = float(stats.t.sf((mean - margin) / (sd / math.sqrt(n)), n - 1))
+    result = one_sided_t(d, margin)
+    lo, hi = result.interval
     side = f"the margin {margin:g}" if margin else "0"
     if lo > margin:
         verdict, reason = REPRODUCED, f"the whole interval is above {side}"
@@ -90,4 +81,5 @@ def check_claim(claim: dict, rows: list[dict], goal: str) -> Verdict:
         verdict, reason = NOT_REPRODUCED, f"the whole interval is at or below {side}: {claim['than']} is at least as good"
     else:
         verdict, reason = INCONCLUSIVE, f"the interval contains {side}; more seeds or datasets could decide it"
-    return Verdict(verdict=verdict, mean_difference=mean, interval=(lo, hi), p_value=p_value, reason=reason, **base)
+    return Verdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
+                   reason=reason, **base)

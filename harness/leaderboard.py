@@ -15,13 +15,13 @@ import csv
 import html
 import io
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
 from harness.metrics import Metric, read_metric_table
+from harness.stats import mean_and_half_width
 from harness.store import read_runs, write_atomic
 
 FORMATS = ("md", "csv", "html")
@@ -34,7 +34,7 @@ class NoResults(FileNotFoundError):
 @dataclass
 class Cell:
     mean: float
-    half_width: float | None  # of the 95% t-interval; None with one seed
+    half_width: float | None  # of the 95% t-interval; None with one seed, 0.0 when every seed gave the same value
     n: int
 
 
@@ -52,14 +52,8 @@ class Row:
 
 
 def summarise(values: list[float]) -> Cell:
-    from scipy import stats
-
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return Cell(mean, None, n)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return Cell(mean, float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n), n)
+    mean, half_width = mean_and_half_width(values)
+    return Cell(mean, half_width, len(values))
 
 
 def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:

@@ -122,3 +122,15 @@ def test_index_lists_every_spec_with_verdicts(toy_env, tmp_path):
     write_index(tmp_path)
     index = (tmp_path / "index.md").read_text()
     assert "| quick | toy | Toy | `a-beats-b`: **reproduced** | [toy/leaderboard.md](toy/leaderboard.md) |" in index
+
+
+def test_no_spread_is_decided_without_scipy_nan():
+    from harness.stats import mean_and_half_width, one_sided_t
+
+    assert mean_and_half_width([0.1, 0.1, 0.1]) == (0.1, 0.0)
+    assert mean_and_half_width([0.3]) == (0.3, None)
+    above = one_sided_t([0.2, 0.2, 0.2], margin=0.1)
+    assert (above.interval, above.p_value) == ((0.2, 0.2), 0.0)
+    assert one_sided_t([0.2, 0.2, 0.2], margin=0.2).p_value == 1.0
+    with pytest.raises(ValueError, match="at least 2 values, found 1"):
+        one_sided_t([0.2])

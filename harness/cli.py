@@ -299,9 +299,12 @@ def cmd_check(args) -> int:
         raise UsageError(str(exc)) from None
     status = EXIT_OK
     print(f"# {spec.name}, {meta['profile']} profile, from {folder}/runs.jsonl")
+    order = [d.id for d in spec.datasets]
     for claim in spec.resolved.get("claims", []):
-        verdict = check_claim(claim, rows, metrics[claim["metric"]].goal)
+        verdict = check_claim(claim, rows, metrics[claim["metric"]].goal, order)
         print(verdict.line())
+        for detail in verdict.details():
+            print(f"  {detail}")
         if verdict.verdict == NOT_REPRODUCED:
             status = EXIT_FAILED
     return status

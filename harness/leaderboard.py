@@ -15,6 +15,7 @@ import csv
 import html
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -134,6 +135,11 @@ def fmt_cell(cell: Cell | None) -> str:
     return fmt(cell.mean) + (f" ± {fmt(cell.half_width)}" if cell.half_width is not None else " (1 seed)")
 
 
+def _table_text(text: str) -> str:
+    """Text for one Markdown table cell: on one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
 def _header(meta: dict, rows: list[dict]) -> list[str]:
     spec = meta["spec"]
     commits = sorted({r["git_commit"] for r in rows})
@@ -164,15 +170,21 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
         out += [f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else ""), ""]
     out += _header(meta, rows) + [""]
     if verdicts:
-        out += ["## Claims", "", "| claim | verdict | says | evidence |", "|---|---|---|---|"]
+        out += ["## Claims", "",
+                "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
+                "seed's differences over the claim's datasets (they share what the seed drew); one per "
+                "(dataset, seed) cell only where the claim declares its datasets independent draws. "
+                "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval.", "",
+                "| claim | verdict | says | evidence | per dataset |", "|---|---|---|---|---|"]
         for v in verdicts:
             evidence = v.reason
             if v.mean_difference is not None:
                 lo, hi = v.interval
                 evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
                             f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
-                            f"{v.pairs} pairs; {v.reason}")
-            out.append(f"| `{v.claim}` | **{v.verdict}** | {v.says} | {evidence} |")
+                            f"{v.pairs_text()}; {v.reason}")
+            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, evidence, v.spread_text() or "—"]
+            out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
         out.append("")
     rates = win_rates(tables, primary, metrics)
     if rates:
@@ -264,7 +276,7 @@ def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]], me
             body.append(figure)  # the plot goes after the header, before the first table
             figure = ""
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
             if set("".join(cells)) <= set("-"):
                 continue
             if not in_table:
@@ -298,8 +310,6 @@ def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]], me
 
 
 def _inline(text: str) -> str:
-    import re
-
     text = html.escape(text)
     text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
@@ -323,7 +333,8 @@ def compute(folder: Path):
     spec = meta["spec"]
     metrics = folder_metrics(folder, spec)
     tables = build_rows(meta, rows, metrics)
-    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal) for c in spec.get("claims", [])]
+    order = [d.get("id", d["name"]) for d in spec["datasets"]]
+    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order) for c in spec.get("claims", [])]
     return meta, rows, tables, verdicts, metrics
 
 

@@ -162,3 +162,16 @@ def test_yaml_merge_keys_share_params(toy_env, write_spec):
     doubled = text.replace("{<<: *shared, noise: 0.3}", "{<<: *shared, noise: 0.3, noise: 0.2}")
     problem = only_problem(write_spec(doubled))
     assert "duplicate key 'noise'" in problem.message
+
+
+CLAIM = "  - {id: tunable-wins, says: tuned beats constant, better: toy-tunable, than: toy-constant, metric: toy_score}\n"
+
+
+def test_claim_unit_of_replication(toy_env, write_spec):
+    pooled = CLAIM.replace("metric: toy_score}", "metric: toy_score, replicate: dataset-seed}")
+    (claim,) = load_spec(write_spec(TOY_SPEC.replace(CLAIM, pooled))).claims
+    assert claim.replicate == "dataset-seed"
+    assert load_spec(write_spec(TOY_SPEC)).claims[0].replicate == "seed"
+    wrong = CLAIM.replace("metric: toy_score}", "metric: toy_score, replicate: cells}")
+    with pytest.raises(SpecError, match=r"claims\[0\].replicate: expected one of seed, dataset-seed; found the string 'cells'"):
+        validate_spec(write_spec(TOY_SPEC.replace(CLAIM, wrong)))

@@ -18,7 +18,9 @@ t-test, :mod:`harness.stats`):
   than ``min_pairs`` (3 by default). Too few seeds never passes silently.
 
 Beside the pooled verdict each dataset's own mean difference is kept (``per_dataset``), so a
-pooled win made of one large gain and four ties reads as such.
+pooled win made of one large gain and four ties reads as such; and the claim's ``source``
+(``paper``, with its ``quote``, or ``harness``: a hypothesis the paper does not test itself)
+goes with the verdict, so a theory paper's "reproduced" reads as what it is.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from harness.stats import mean_and_half_width, no_spread, one_sided_t
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 SEED, DATASET_SEED = "seed", "dataset-seed"
 REPLICATES = (SEED, DATASET_SEED)
+PAPER, HARNESS = "paper", "harness"
 TEST = "paired t-test over (dataset, seed), 95% interval of the mean difference"  # replicate: dataset-seed
 TEST_BY_SEED = ("paired t-test over seeds (each seed's differences averaged over the claim's datasets), "
                 "95% interval of the mean difference")
@@ -73,9 +76,19 @@ class Verdict:
     unit: str = "seeds"  # what one independent pair is, in words
     cells: int = 0  # (dataset, seed) cells where both methods are ok
     per_dataset: list[DatasetEvidence] = field(default_factory=list)
+    source: str | None = None  # "paper" or "harness"
+    quote: str | None = None
 
     def pairs_text(self) -> str:
         return f"{self.pairs} independent pair{'' if self.pairs == 1 else 's'} ({self.unit})"
+
+    def provenance(self) -> str:
+        """Where the claim comes from, for the page and ``harness check``."""
+        if self.source == PAPER:
+            return f"from the paper: {self.quote}"
+        if self.source == HARNESS:
+            return "a hypothesis this harness tests" + (f"; {self.quote}" if self.quote else "")
+        return "source not stated"
 
     def spread_text(self) -> str:
         """Each dataset's mean difference (+ favours ``better``), with its 95% half-width over seeds."""
@@ -90,10 +103,11 @@ class Verdict:
         return f"{self.claim}: {self.verdict}{numbers}; {self.reason}"
 
     def details(self) -> list[str]:
-        """The lines that follow :meth:`line` in ``harness check``: the spread over datasets."""
+        """The lines that follow :meth:`line` in ``harness check``: the spread over datasets, the source."""
         out = []
         if self.per_dataset:
             out.append(f"per dataset ({self.better} − {self.than}, + favours {self.better}): {self.spread_text()}")
+        out.append(" ".join(self.provenance().split()))
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,7 +180,8 @@ def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] =
     d, unit = replicates(cells, replicate)
     base = dict(claim=claim["id"], says=claim["says"], metric=claim["metric"], better=claim["better"],
                 than=claim["than"], pairs=len(d), test=TEST if replicate == DATASET_SEED else TEST_BY_SEED,
-                replicate=replicate, unit=unit, cells=len(cells), per_dataset=per_dataset_evidence(cells, order))
+                replicate=replicate, unit=unit, cells=len(cells), per_dataset=per_dataset_evidence(cells, order),
+                source=claim.get("source"), quote=claim.get("quote"))
     if len(d) < min_pairs:
         return Verdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
                        reason=f"only {len(d)} independent pair{'' if len(d) == 1 else 's'} ({unit}) with both methods "

@@ -175,7 +175,7 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
                 "seed's differences over the claim's datasets (they share what the seed drew); one per "
                 "(dataset, seed) cell only where the claim declares its datasets independent draws. "
                 "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval.", "",
-                "| claim | verdict | says | evidence | per dataset |", "|---|---|---|---|---|"]
+                "| claim | verdict | says | source | evidence | per dataset |", "|---|---|---|---|---|---|"]
         for v in verdicts:
             evidence = v.reason
             if v.mean_difference is not None:
@@ -183,7 +183,7 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
                 evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
                             f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
                             f"{v.pairs_text()}; {v.reason}")
-            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, evidence, v.spread_text() or "—"]
+            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), evidence, v.spread_text() or "—"]
             out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
         out.append("")
     rates = win_rates(tables, primary, metrics)

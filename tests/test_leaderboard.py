@@ -193,3 +193,21 @@ def test_claim_reports_each_dataset_beside_the_pooled_verdict(toy_env, tmp_path)
                         "d3 +0 (the same in all 4 seeds); d4 +0 (the same in all 4 seeds) |")
     (saved,) = json.loads((folder / "claims.json").read_text())["claims"]
     assert [e["dataset"] for e in saved["per_dataset"]] == datasets
+
+
+def test_claims_say_where_they_come_from(toy_env, tmp_path):
+    claims = [claim(id="from-paper", source="paper", quote="Table 2: a | b is 61.98 vs 47.57"),
+              claim(id="from-harness", source="harness", quote="the paper proves a theorem but runs no experiment"),
+              claim(id="unsourced")]
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.65, 0.7], ("easy", "b"): [0.5, 0.5, 0.5]}, claims=claims)
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    rows = {line.split("|")[1].strip(): line for line in markdown.splitlines() if line.startswith("| `")}
+    assert "| from the paper: Table 2: a \\| b is 61.98 vs 47.57 |" in rows["`from-paper`"]
+    assert ("| a hypothesis this harness tests; the paper proves a theorem but runs no experiment |"
+            in rows["`from-harness`"])
+    assert "| source not stated |" in rows["`unsourced`"]
+    page = (folder / "leaderboard.html").read_text()
+    assert "<td>from the paper: Table 2: a | b is 61.98 vs 47.57</td>" in page  # the escaped pipe is no column
+    saved = json.loads((folder / "claims.json").read_text())["claims"]
+    assert [(c["source"], c["quote"]) for c in saved][:2] == [(c["source"], c["quote"]) for c in claims[:2]]

@@ -38,6 +38,8 @@ class Claim:
     margin: float = 0.0
     min_pairs: int = 3  # independent pairs
     replicate: str = "seed"  # or "dataset-seed": the unit of replication of the paired test
+    source: str | None = None  # "paper" or "harness"
+    quote: str | None = None  # the paper's sentence, table or figure
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
                 c["id"], c["says"], c["better"], c["than"], c["metric"],
                 tuple(c["datasets"]) if c.get("datasets") else None,
                 float(c.get("margin", 0.0)), int(c.get("min_pairs", 3)), c.get("replicate", "seed"),
+                c.get("source"), c.get("quote"),
             )
             for c in resolved.get("claims", [])
         ],

@@ -1,9 +1,10 @@
 """Leaderboards, computed only from a results folder (``spec.yaml`` + ``runs.jsonl``).
 
 Per dataset: methods ranked by the primary metric's direction, mean and 95% t-interval
-over seeds for every reported metric. Across datasets: the mean win rate. Outputs
-Markdown, CSV and a static HTML page with a plot; the claims' verdicts go to
-``claims.json`` for the index.
+over seeds for every reported metric. A dataset where no method's primary metric varies
+across seeds is flagged: the seed does not change its instance, so it has no interval.
+Across datasets: the mean win rate. Outputs Markdown, CSV and a static HTML page with a
+plot; the claims' verdicts go to ``claims.json`` for the index.
 
 Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
 :func:`harness.metrics.read_metric_table`), never from the plugins registered in this
@@ -37,6 +38,11 @@ class Cell:
     mean: float
     half_width: float | None  # of the 95% t-interval; None with one seed, 0.0 when every seed gave the same value
     n: int
+
+    @property
+    def no_spread(self) -> bool:
+        """Two or more seeds, all with the same value: a mean, but no interval."""
+        return self.n >= 2 and self.half_width == 0.0
 
 
 @dataclass
@@ -123,6 +129,20 @@ def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Met
     return {m: (sum(v) / len(v), len(v)) for m, v in per_method.items()}
 
 
+def zero_variance(tables: dict[str, list[Row]], primary: str) -> list[str]:
+    """Datasets where every method with two or more seeds ok got the same primary value in every seed.
+
+    The seed does not change such a dataset's instance (nor any method's randomness on it), so
+    its rows are one measurement each: "± 0" over seeds is no interval.
+    """
+    flagged = []
+    for dataset, table in tables.items():
+        cells = [r.metrics[primary] for r in table if primary in r.metrics and r.metrics[primary].n >= 2]
+        if cells and all(c.no_spread for c in cells):
+            flagged.append(dataset)
+    return flagged
+
+
 def fmt(value: float) -> str:
     if value == 0 or 1e-3 <= abs(value) < 1e4:
         return f"{value:.3f}"
@@ -132,6 +152,8 @@ def fmt(value: float) -> str:
 def fmt_cell(cell: Cell | None) -> str:
     if cell is None:
         return "—"
+    if cell.no_spread:
+        return f"{fmt(cell.mean)} ({cell.n} seeds, no spread)"
     return fmt(cell.mean) + (f" ± {fmt(cell.half_width)}" if cell.half_width is not None else " (1 seed)")
 
 
@@ -195,10 +217,15 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
             out.append(f"| {method} | {kinds[method]} | {rate:.3f} | {n} |")
         out.append("")
     datasets = {d.get("id", d["name"]): d for d in spec["datasets"]}
+    flagged = set(zero_variance(tables, primary))
     for dataset, table in tables.items():
         entry = datasets.get(dataset, {})
         params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
         out += [f"## {dataset}", "", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else ""), ""]
+        if dataset in flagged:
+            out += [f"**No interval:** {primary} is the same in every seed for every method with two or more seeds "
+                    f"here: the seed does not change this dataset's instance, so each row is one measurement, "
+                    f"not a mean over independent draws.", ""]
         columns = [f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "") for m in report]
         out += ["| rank | method | kind | " + " | ".join(columns) + " | seeds ok | failed |",
                 "|---|---|---|" + "---|" * len(columns) + "---|---|"]
@@ -215,10 +242,11 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
 
 def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
     report = meta["spec"]["metrics"]["report"]
+    flagged = set(zero_variance(tables, meta["spec"]["metrics"]["primary"]))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["spec", "profile", "dataset", "rank", "method", "kind", "seeds_ok", "seeds_failed"]
-                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")] + ["devices"])
+                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")] + ["devices", "zero_variance"])
     for dataset, table in tables.items():
         for row in table:
             values = []
@@ -227,7 +255,8 @@ def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
                 values += ["", "", 0] if cell is None else [
                     repr(cell.mean), "" if cell.half_width is None else repr(cell.half_width), cell.n]
             writer.writerow([meta["spec"]["name"], meta["profile"], dataset, row.rank or "", row.method, row.kind,
-                             row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices)])
+                             row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices),
+                             "true" if dataset in flagged else "false"])
     return buffer.getvalue()
 
 
@@ -348,6 +377,7 @@ def write_leaderboard(folder: Path) -> list:
     write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables, metrics))
     write_atomic(folder / "claims.json", json.dumps(
         {"spec": meta["spec"]["name"], "profile": meta["profile"], "title": meta["spec"]["title"],
+         "zero_variance": zero_variance(tables, meta["spec"]["metrics"]["primary"]),
          "claims": [v.to_dict() for v in verdicts]}, indent=1) + "\n")
     return verdicts
 

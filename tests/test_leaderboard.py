@@ -211,3 +211,25 @@ def test_claims_say_where_they_come_from(toy_env, tmp_path):
     assert "<td>from the paper: Table 2: a | b is 61.98 vs 47.57</td>" in page  # the escaped pipe is no column
     saved = json.loads((folder / "claims.json").read_text())["claims"]
     assert [(c["source"], c["quote"]) for c in saved][:2] == [(c["source"], c["quote"]) for c in claims[:2]]
+
+
+def test_dataset_whose_seeds_change_nothing_is_flagged(toy_env, tmp_path):
+    """On `easy` every method with two or more seeds gets one value in every seed: no interval, flagged."""
+    folder = make_folder(tmp_path, {
+        ("easy", "a"): [0.7, 0.7, 0.7],
+        ("easy", "b"): [0.5, 0.5, 0.5],
+        ("easy", "c"): [0.9, None, None],  # one seed ok: says nothing about spread
+        ("hard", "a"): [0.1, 0.2, 0.3],
+        ("hard", "b"): [0.2, 0.2, 0.2],
+    })
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "± 0.000" not in markdown
+    easy = markdown.split("## easy", 1)[1].split("## hard", 1)[0]
+    hard = markdown.split("## hard", 1)[1]
+    assert "**No interval:** toy_score is the same in every seed" in easy and "No interval" not in hard
+    assert "| 2 | a | implementation | 0.700 (3 seeds, no spread) | 0.300 (3 seeds, no spread) |" in easy
+    assert "| 2 | b | baseline | 0.200 (3 seeds, no spread) |" in hard  # one flat row does not flag a dataset
+    table = list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text())))
+    assert {(r["dataset"], r["zero_variance"]) for r in table} == {("easy", "true"), ("hard", "false")}
+    assert json.loads((folder / "claims.json").read_text())["zero_variance"] == ["easy"]

@@ -36,9 +36,10 @@ def _track_primary(folder: Path, metric: str, rows: list[str]):
             raise KeyError(f"{folder}/leaderboard.csv has no {metric} for {row!r}")
         return value
 
-    from harness.registry import metrics
+    from harness.metrics import read_metric_table
 
-    goal = metrics()[metric].goal if metric in metrics() else "?"
+    known = read_metric_table(folder).get(metric)  # as the run recorded it, whatever is registered here
+    goal = known.goal if known else "?"
     track.params = rows
     track.param_names = ["dataset · method"]
     track.unit = f"{metric} ({'higher' if goal == 'max' else 'lower'} is better)"

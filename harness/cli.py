@@ -289,8 +289,7 @@ def cmd_leaderboard(args) -> int:
 
 def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
-    from harness.leaderboard import NoResults, read_folder
-    from harness.registry import metrics as metric_table
+    from harness.leaderboard import NoResults, folder_metrics, read_folder
     from harness.runner import default_out
 
     out = args.out if args.out is not None else default_out(args.profile)
@@ -304,11 +303,18 @@ def cmd_check(args) -> int:
     if not spec.claims:
         print(f"{spec.name}: the spec states no claims")
         return EXIT_OK
+    try:
+        metrics = folder_metrics(folder, spec.resolved)  # goals as the run recorded them, not as registered now
+    except NoResults as exc:
+        raise UsageError(str(exc)) from None
     status = EXIT_OK
     print(f"# {spec.name}, {meta['profile']} profile, from {folder}/runs.jsonl")
+    order = [d.id for d in spec.datasets]
     for claim in spec.resolved.get("claims", []):
-        verdict = check_claim(claim, rows, metric_table()[claim["metric"]].goal)
+        verdict = check_claim(claim, rows, metrics[claim["metric"]].goal, order)
         print(verdict.line())
+        for detail in verdict.details():
+            print(f"  {detail}")
         if verdict.verdict == NOT_REPRODUCED:
             status = EXIT_FAILED
     return status

@@ -1,9 +1,14 @@
 """Leaderboards, computed only from a results folder (``spec.yaml`` + ``runs.jsonl``).
 
 Per dataset: methods ranked by the primary metric's direction, mean and 95% t-interval
-over seeds for every reported metric. Across datasets: the mean win rate. Outputs
-Markdown, CSV and a static HTML page with a plot; the claims' verdicts go to
-``claims.json`` for the index.
+over seeds for every reported metric. A dataset where no method's primary metric varies
+across seeds is flagged: the seed does not change its instance, so it has no interval.
+Across datasets: the mean win rate. Outputs Markdown, CSV and a static HTML page with a
+plot; the claims' verdicts go to ``claims.json`` for the index.
+
+Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
+:func:`harness.metrics.read_metric_table`), never from the plugins registered in this
+process, so any folder can be rebuilt anywhere.
 """
 from __future__ import annotations
 
@@ -11,13 +16,14 @@ import csv
 import html
 import io
 import json
-import math
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
-from harness.registry import metrics as metric_table
+from harness.metrics import Metric, read_metric_table
+from harness.stats import mean_and_half_width
 from harness.store import newest_code_only, read_runs, write_atomic
 
 FORMATS = ("md", "csv", "html")
@@ -30,8 +36,13 @@ class NoResults(FileNotFoundError):
 @dataclass
 class Cell:
     mean: float
-    half_width: float | None  # of the 95% t-interval; None with one seed
+    half_width: float | None  # of the 95% t-interval; None with one seed, 0.0 when every seed gave the same value
     n: int
+
+    @property
+    def no_spread(self) -> bool:
+        """Two or more seeds, all with the same value: a mean, but no interval."""
+        return self.n >= 2 and self.half_width == 0.0
 
 
 @dataclass
@@ -48,14 +59,8 @@ class Row:
 
 
 def summarise(values: list[float]) -> Cell:
-    from scipy import stats
-
-    n = len(values)
-    mean = sum(values) / n
-    if n < 2:
-        return Cell(mean, None, n)
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1))
-    return Cell(mean, float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n), n)
+    mean, half_width = mean_and_half_width(values)
+    return Cell(mean, half_width, len(values))
 
 
 def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
@@ -73,10 +78,11 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     return meta, list(latest.values())
 
 
-def build_rows(meta: dict, rows: list[dict]) -> dict[str, list[Row]]:
+def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric]) -> dict[str, list[Row]]:
+    """Per dataset, its rows ranked by the primary metric; ``metrics`` is the folder's metric table."""
     spec = meta["spec"]
     primary = spec["metrics"]["primary"]
-    goal = metric_table()[primary].goal
+    goal = metrics[primary].goal
     dataset_order = [d.get("id", d["name"]) for d in spec["datasets"]]
     method_order = [m.get("id", m["name"]) for m in spec["methods"]]
     tables: dict[str, list[Row]] = {}
@@ -105,9 +111,9 @@ def build_rows(meta: dict, rows: list[dict]) -> dict[str, list[Row]]:
     return {d: tables[d] for d in sorted(tables, key=lambda d: dataset_order.index(d) if d in dataset_order else 1e9)}
 
 
-def win_rates(tables: dict[str, list[Row]], primary: str) -> dict[str, tuple[float, int]]:
+def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Metric]) -> dict[str, tuple[float, int]]:
     """Mean over datasets of the share of other methods beaten on the primary mean (ties count ½)."""
-    goal = metric_table()[primary].goal
+    goal = metrics[primary].goal
     per_method: dict[str, list[float]] = {}
     for table in tables.values():
         scored = [r for r in table if primary in r.metrics]
@@ -123,6 +129,20 @@ def win_rates(tables: dict[str, list[Row]], primary: str) -> dict[str, tuple[flo
     return {m: (sum(v) / len(v), len(v)) for m, v in per_method.items()}
 
 
+def zero_variance(tables: dict[str, list[Row]], primary: str) -> list[str]:
+    """Datasets where every method with two or more seeds ok got the same primary value in every seed.
+
+    The seed does not change such a dataset's instance (nor any method's randomness on it), so
+    its rows are one measurement each: "± 0" over seeds is no interval.
+    """
+    flagged = []
+    for dataset, table in tables.items():
+        cells = [r.metrics[primary] for r in table if primary in r.metrics and r.metrics[primary].n >= 2]
+        if cells and all(c.no_spread for c in cells):
+            flagged.append(dataset)
+    return flagged
+
+
 def fmt(value: float) -> str:
     if value == 0 or 1e-3 <= abs(value) < 1e4:
         return f"{value:.3f}"
@@ -132,7 +152,14 @@ def fmt(value: float) -> str:
 def fmt_cell(cell: Cell | None) -> str:
     if cell is None:
         return "—"
+    if cell.no_spread:
+        return f"{fmt(cell.mean)} ({cell.n} seeds, no spread)"
     return fmt(cell.mean) + (f" ± {fmt(cell.half_width)}" if cell.half_width is not None else " (1 seed)")
+
+
+def _table_text(text: str) -> str:
+    """Text for one Markdown table cell: on one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _header(meta: dict, rows: list[dict]) -> list[str]:
@@ -152,7 +179,8 @@ def _header(meta: dict, rows: list[dict]) -> list[str]:
     ]
 
 
-def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], verdicts: list) -> str:
+def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], verdicts: list,
+                    metrics: dict[str, Metric]) -> str:
     spec = meta["spec"]
     primary = spec["metrics"]["primary"]
     report = spec["metrics"]["report"]
@@ -164,30 +192,41 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
         out += [f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else ""), ""]
     out += _header(meta, rows) + [""]
     if verdicts:
-        out += ["## Claims", "", "| claim | verdict | says | evidence |", "|---|---|---|---|"]
+        out += ["## Claims", "",
+                "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
+                "seed's differences over the claim's datasets (they share what the seed drew); one per "
+                "(dataset, seed) cell only where the claim declares its datasets independent draws. "
+                "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval.", "",
+                "| claim | verdict | says | source | evidence | per dataset |", "|---|---|---|---|---|---|"]
         for v in verdicts:
             evidence = v.reason
             if v.mean_difference is not None:
                 lo, hi = v.interval
                 evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
                             f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
-                            f"{v.pairs} pairs; {v.reason}")
-            out.append(f"| `{v.claim}` | **{v.verdict}** | {v.says} | {evidence} |")
+                            f"{v.pairs_text()}; {v.reason}")
+            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), evidence, v.spread_text() or "—"]
+            out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
         out.append("")
-    rates = win_rates(tables, primary)
+    rates = win_rates(tables, primary, metrics)
     if rates:
-        out += [f"## Mean win rate across datasets ({primary} {metric_table()[primary].arrow})", "",
+        out += [f"## Mean win rate across datasets ({primary} {metrics[primary].arrow})", "",
                 "| method | kind | mean win rate | datasets |", "|---|---|---|---|"]
         kinds = {r.method: r.kind for t in tables.values() for r in t}
         for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0]):
             out.append(f"| {method} | {kinds[method]} | {rate:.3f} | {n} |")
         out.append("")
     datasets = {d.get("id", d["name"]): d for d in spec["datasets"]}
+    flagged = set(zero_variance(tables, primary))
     for dataset, table in tables.items():
         entry = datasets.get(dataset, {})
         params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
         out += [f"## {dataset}", "", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else ""), ""]
-        columns = [f"{m} {metric_table()[m].arrow}" + (f" [{metric_table()[m].unit}]" if metric_table()[m].unit else "") for m in report]
+        if dataset in flagged:
+            out += [f"**No interval:** {primary} is the same in every seed for every method with two or more seeds "
+                    f"here: the seed does not change this dataset's instance, so each row is one measurement, "
+                    f"not a mean over independent draws.", ""]
+        columns = [f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "") for m in report]
         out += ["| rank | method | kind | " + " | ".join(columns) + " | seeds ok | failed |",
                 "|---|---|---|" + "---|" * len(columns) + "---|---|"]
         for row in table:
@@ -203,10 +242,11 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
 
 def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
     report = meta["spec"]["metrics"]["report"]
+    flagged = set(zero_variance(tables, meta["spec"]["metrics"]["primary"]))
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(["spec", "profile", "dataset", "rank", "method", "kind", "seeds_ok", "seeds_failed"]
-                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")] + ["devices"])
+                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")] + ["devices", "zero_variance"])
     for dataset, table in tables.items():
         for row in table:
             values = []
@@ -215,11 +255,12 @@ def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
                 values += ["", "", 0] if cell is None else [
                     repr(cell.mean), "" if cell.half_width is None else repr(cell.half_width), cell.n]
             writer.writerow([meta["spec"]["name"], meta["profile"], dataset, row.rank or "", row.method, row.kind,
-                             row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices)])
+                             row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices),
+                             "true" if dataset in flagged else "false"])
     return buffer.getvalue()
 
 
-def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
+def render_plot_svg(meta: dict, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
     """Primary metric per method and dataset, with 95% intervals, as inline SVG."""
     import matplotlib
 
@@ -242,7 +283,7 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
         marker = "o" if any(r.kind == "implementation" for t in tables.values() for r in t if r.method == method) else "s"
         ax.errorbar(xs, ys, yerr=errs, fmt=marker, capsize=3, label=method)
     ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
-    ax.set_ylabel(f"{primary} {metric_table()[primary].arrow}")
+    ax.set_ylabel(f"{primary} {metrics[primary].arrow}")
     ax.set_title(f"{meta['spec']['name']} ({meta['profile']}): {primary}, mean and 95% interval over seeds")
     ax.grid(alpha=0.3)
     ax.legend(fontsize="small", bbox_to_anchor=(1.02, 1), loc="upper left")
@@ -254,9 +295,9 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]]) -> str:
     return svg[svg.index("<svg"):]
 
 
-def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) -> str:
+def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
     """A static page: the plot, then the Markdown tables rendered as HTML tables."""
-    figure = f"<figure>{render_plot_svg(meta, tables)}</figure>" if tables else "<p>No finished cells yet.</p>"
+    figure = f"<figure>{render_plot_svg(meta, tables, metrics)}</figure>" if tables else "<p>No finished cells yet.</p>"
     body: list[str] = []
     in_table = False
     for line in markdown_text.splitlines():
@@ -264,7 +305,7 @@ def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) ->
             body.append(figure)  # the plot goes after the header, before the first table
             figure = ""
         if line.startswith("|"):
-            cells = [c.strip() for c in line.strip("|").split("|")]
+            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
             if set("".join(cells)) <= set("-"):
                 continue
             if not in_table:
@@ -298,31 +339,45 @@ def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]]) ->
 
 
 def _inline(text: str) -> str:
-    import re
-
     text = html.escape(text)
     text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 
 
+def folder_metrics(folder: Path, spec: dict) -> dict[str, Metric]:
+    """The folder's metric table, checked to hold every metric the spec reports or claims."""
+    metrics = read_metric_table(folder)
+    needed = [spec["metrics"]["primary"], *spec["metrics"]["report"], *(c["metric"] for c in spec.get("claims", []))]
+    missing = sorted(set(needed) - set(metrics))
+    if missing:
+        raise NoResults(f"{folder}: no goal or unit known for {', '.join(missing)}: the folder has no metrics.json "
+                        f"(written by runs of this harness version on) and no registered family declares them; "
+                        f"register the plugin that does (e.g. HARNESS_PLUGINS) to rebuild this older folder")
+    return metrics
+
+
 def compute(folder: Path):
+    """(meta, rows, tables, verdicts, metrics) of a results folder."""
     meta, rows = read_folder(folder)
     spec = meta["spec"]
-    tables = build_rows(meta, rows)
-    verdicts = [check_claim(c, rows, metric_table()[c["metric"]].goal) for c in spec.get("claims", [])]
-    return meta, rows, tables, verdicts
+    metrics = folder_metrics(folder, spec)
+    tables = build_rows(meta, rows, metrics)
+    order = [d.get("id", d["name"]) for d in spec["datasets"]]
+    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order) for c in spec.get("claims", [])]
+    return meta, rows, tables, verdicts, metrics
 
 
 def write_leaderboard(folder: Path) -> list:
     """(Re)write leaderboard.md, .csv, .html and claims.json of a results folder."""
     folder = Path(folder)
-    meta, rows, tables, verdicts = compute(folder)
-    markdown_text = render_markdown(meta, rows, tables, verdicts)
+    meta, rows, tables, verdicts, metrics = compute(folder)
+    markdown_text = render_markdown(meta, rows, tables, verdicts, metrics)
     write_atomic(folder / "leaderboard.md", markdown_text + "\n")
     write_atomic(folder / "leaderboard.csv", render_csv(meta, tables))
-    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables))
+    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables, metrics))
     write_atomic(folder / "claims.json", json.dumps(
         {"spec": meta["spec"]["name"], "profile": meta["profile"], "title": meta["spec"]["title"],
+         "zero_variance": zero_variance(tables, meta["spec"]["metrics"]["primary"]),
          "claims": [v.to_dict() for v in verdicts]}, indent=1) + "\n")
     return verdicts
 

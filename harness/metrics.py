@@ -24,3 +24,44 @@ class Metric:
 
     def to_dict(self) -> dict[str, str]:
         return {k: v for k, v in asdict(self).items() if k != "name"}
+
+
+METRIC_TABLE = "metrics.json"
+
+
+def write_metric_table(folder, metrics: dict[str, Metric]) -> None:
+    """``folder/metrics.json``: ``{name: {"goal", "unit", "about"}}`` of the metrics a run reports.
+
+    Written by the run beside ``runs.jsonl``, so the folder's leaderboard can be rebuilt and
+    compared in a process where the family that declares these metrics is not registered.
+    """
+    import json
+    from pathlib import Path
+
+    from harness.store import write_atomic
+
+    table = {name: metrics[name].to_dict() for name in sorted(metrics)}
+    write_atomic(Path(folder) / METRIC_TABLE, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+
+
+def read_metric_table(folder) -> dict[str, Metric]:
+    """The metric table a results folder was written with (``metrics.json``).
+
+    A folder written before runs recorded it has none: then the metrics registered in this
+    process stand in (:func:`harness.registry.metrics`).
+    """
+    import json
+    from pathlib import Path
+
+    path = Path(folder) / METRIC_TABLE
+    if not path.exists():
+        from harness.registry import metrics
+
+        return dict(metrics())
+    data = json.loads(path.read_text(encoding="utf-8"))
+    table = {}
+    for name, row in data.items():
+        if row.get("goal") not in GOALS:
+            raise ValueError(f"{path}: metric {name!r} has goal {row.get('goal')!r}; expected one of {', '.join(GOALS)}")
+        table[name] = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""))
+    return table

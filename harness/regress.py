@@ -1,8 +1,10 @@
 """Leaderboard regressions: two results roots compared spec by spec.
 
 ``harness regress BASELINE CURRENT`` reads each spec folder's ``leaderboard.csv`` (means and
-95% half-widths over seeds), ``claims.json`` (verdicts) and ``spec.yaml`` (primary metric),
-as ``harness run`` writes them, and reports what moved. A **regression** (exit 1) is:
+95% half-widths over seeds), ``claims.json`` (verdicts), ``spec.yaml`` (primary metric) and
+``metrics.json`` (each metric's goal and unit), as ``harness run`` writes them, and reports
+what moved. Nothing comes from the plugins registered in this process: an older folder
+without ``metrics.json`` falls back to them (:func:`harness.metrics.read_metric_table`). A **regression** (exit 1) is:
 
 - a (dataset, method) row whose primary metric moved in the wrong direction (by the metric's
   goal) by more than its tolerance;
@@ -26,6 +28,8 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from harness.metrics import Metric, read_metric_table
 
 EXACT = 1e-9  # relative slack of an "exact" comparison: float noise only
 INTERVAL = "interval"
@@ -114,6 +118,7 @@ class SpecFolder:
     spec_hash: str
     rows: dict[tuple[str, str], dict[str, str]]
     claims: dict[str, str]  # claim id → verdict
+    metrics: dict[str, Metric] = field(default_factory=dict)  # the folder's metric table: goal and unit
 
 
 def spec_folders(root: Path) -> dict[str, Path]:
@@ -141,7 +146,7 @@ def read_spec_folder(folder: Path) -> SpecFolder:
     if (folder / "claims.json").exists():
         claims = {c["claim"]: c["verdict"] for c in json.loads((folder / "claims.json").read_text())["claims"]}
     return SpecFolder(spec["name"], folder, spec["metrics"]["primary"], list(spec["metrics"]["report"]),
-                      meta.get("spec_hash", "?"), rows, claims)
+                      meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder))
 
 
 def _number(row: dict[str, str] | None, column: str) -> float | None:
@@ -177,9 +182,7 @@ def compare_metric(name: str, goal: str | None, tolerance: Tolerance, before: fl
 
 
 def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Tolerances) -> list[Change]:
-    from harness.registry import metrics as metric_table
-
-    table = metric_table()
+    table = {**baseline.metrics, **current.metrics}  # the current run's declaration wins where both have one
     changes: list[Change] = []
     name = baseline.name
     if baseline.spec_hash != current.spec_hash:

@@ -101,8 +101,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.executors import make_executor
     from harness.hardware import git_commit, visible_gpus
     from harness.leaderboard import write_leaderboard
+    from harness.metrics import write_metric_table
     from harness.plan import code_fingerprints
-    from harness.registry import default_registry
+    from harness.registry import default_registry, metrics
     from harness.store import RunStore
 
     folder = root / spec.name
@@ -119,6 +120,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
             make_executor(options.executor, jobs=options.jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
             _Progress(progress, spec.name) as bar:
         write_resolved_spec(spec, folder)
+        write_metric_table(folder, {name: metrics()[name] for name in task.metrics})  # the folder reads alone
         moved = store.move_aside(plan.superseded)
         if moved:
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "

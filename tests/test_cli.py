@@ -87,7 +87,9 @@ def test_filters_failures_exit_one_and_fresh(toy_env, write_spec, tmp_path):
 
 
 def test_check_exits_one_when_a_claim_is_not_reproduced(toy_env, write_spec, tmp_path):
-    text = TOY_SPEC.replace("better: toy-tunable, than: toy-constant", "better: toy-constant, than: toy-tunable")
+    text = TOY_SPEC.replace("better: toy-tunable, than: toy-constant, metric: toy_score}",
+                            "better: toy-constant, than: toy-tunable, metric: toy_score,\n"
+                            "     source: paper, quote: 'Table 2: the constant guess wins', replicate: dataset-seed}")
     spec = write_spec(text)
     out = tmp_path / "out"
     done = harness_cli("run", spec, "--out", out, "--no-progress", "--trials", "6")
@@ -95,6 +97,11 @@ def test_check_exits_one_when_a_claim_is_not_reproduced(toy_env, write_spec, tmp
     check = harness_cli("check", spec, "--out", out)
     assert check.returncode == 1, check.stdout
     assert "tunable-wins: not reproduced" in check.stdout and "95% CI" in check.stdout and "p = " in check.stdout
+    # the toy's datasets draw their targets from their own streams, so the claim may count its 3 × 2 cells
+    assert "6 independent pairs ((dataset, seed) cells: the claim declares its datasets independent draws)" in check.stdout
+    details = check.stdout.splitlines()[2:]
+    assert details[0].startswith("  per dataset (toy-constant − toy-tunable, + favours toy-constant): easy -")
+    assert details[1] == "  from the paper: Table 2: the constant guess wins"
 
 
 def test_usage_errors_exit_two_and_write_nothing(toy_env, write_spec, tmp_path):

@@ -3,12 +3,15 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, harness_cli
+from conftest import PLUGINS, ROOT, TOY_SPEC, harness_cli
 from harness.cli import main
 
 QUICK = ROOT / "results" / "quick"
@@ -149,6 +152,38 @@ def test_usage_errors_exit_2(roots, tmp_path):
     assert harness_cli("regress", empty, current).returncode == 2
     done = harness_cli("regress", baseline, current, "--tolerance", "ari=lots")
     assert done.returncode == 2 and "--tolerance 'ari=lots'" in done.stderr
+
+
+def test_toy_results_rebuild_and_compare_without_the_plugin(toy_env, write_spec, tmp_path):
+    """A run records its metric table (metrics.json) in its folder: a process where the toy plugin is not
+    registered rebuilds the leaderboard and compares two roots with the goals and units the run declared."""
+    done = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", tmp_path / "baseline", "--no-progress")
+    assert done.returncode == 0, done.stderr
+    table = json.loads((tmp_path / "baseline" / "toy" / "metrics.json").read_text())
+    assert {name: row["goal"] for name, row in table.items()} == {"toy_score": "max", "toy_loss": "min", "runtime_s": "min"}
+    baseline, current = tmp_path / "baseline", tmp_path / "current"
+    shutil.copytree(baseline, current)
+
+    env = {k: v for k, v in os.environ.items() if k != "HARNESS_PLUGINS"}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p and Path(p) != PLUGINS)
+
+    def without_plugin(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+    probe = without_plugin("-c", "from harness.registry import metrics; print(sorted(metrics()))")
+    assert probe.returncode == 0 and "toy_score" not in probe.stdout, probe.stdout + probe.stderr
+    rebuilt = without_plugin("-m", "harness.cli", "leaderboard", str(current / "toy"))
+    assert rebuilt.returncode == 0, rebuilt.stderr
+    assert "| toy_score ↑ | toy_loss ↓ |" in rebuilt.stdout and "## Mean win rate across datasets (toy_score ↑)" in rebuilt.stdout
+    same = without_plugin("-m", "harness.cli", "regress", str(baseline), str(current))
+    assert same.returncode == 0 and "nothing moved" in same.stdout, same.stdout + same.stderr
+    # the direction of a move comes from the folder's table: toy_score is to be maximised
+    before = edit_row(current / "toy", "easy", "toy-constant", toy_score_mean=2.0)
+    improved = without_plugin("-m", "harness.cli", "regress", str(baseline), str(current))
+    assert improved.returncode == 0 and "improved" in improved.stdout, improved.stdout
+    edit_row(current / "toy", "easy", "toy-constant", toy_score_mean=float(before["toy_score_mean"]) - 0.5)
+    dropped = without_plugin("-m", "harness.cli", "regress", str(baseline), str(current))
+    assert dropped.returncode == 1 and "worse by 0.5" in dropped.stdout, dropped.stdout
 
 
 @pytest.mark.slow

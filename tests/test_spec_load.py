@@ -162,3 +162,37 @@ def test_yaml_merge_keys_share_params(toy_env, write_spec):
     doubled = text.replace("{<<: *shared, noise: 0.3}", "{<<: *shared, noise: 0.3, noise: 0.2}")
     problem = only_problem(write_spec(doubled))
     assert "duplicate key 'noise'" in problem.message
+
+
+CLAIM = "  - {id: tunable-wins, says: tuned beats constant, better: toy-tunable, than: toy-constant, metric: toy_score}\n"
+
+
+def test_claim_unit_of_replication(toy_env, write_spec):
+    pooled = CLAIM.replace("metric: toy_score}", "metric: toy_score, replicate: dataset-seed}")
+    (claim,) = load_spec(write_spec(TOY_SPEC.replace(CLAIM, pooled))).claims
+    assert claim.replicate == "dataset-seed"
+    assert load_spec(write_spec(TOY_SPEC)).claims[0].replicate == "seed"
+    wrong = CLAIM.replace("metric: toy_score}", "metric: toy_score, replicate: cells}")
+    with pytest.raises(SpecError, match=r"claims\[0\].replicate: expected one of seed, dataset-seed; found the string 'cells'"):
+        validate_spec(write_spec(TOY_SPEC.replace(CLAIM, wrong)))
+
+
+def test_claim_states_its_source(toy_env, write_spec):
+    sourced = CLAIM.replace("metric: toy_score}", "metric: toy_score,\n     source: paper, quote: 'Table 2: 0.91 vs 0.85'}")
+    (claim,) = load_spec(write_spec(TOY_SPEC.replace(CLAIM, sourced))).claims
+    assert (claim.source, claim.quote) == ("paper", "Table 2: 0.91 vs 0.85")
+    (unsourced,) = load_spec(write_spec(TOY_SPEC)).claims
+    assert (unsourced.source, unsourced.quote) == (None, None)
+    hypothesis = CLAIM.replace("metric: toy_score}", "metric: toy_score, source: harness}")
+    assert load_spec(write_spec(TOY_SPEC.replace(CLAIM, hypothesis))).claims[0].source == "harness"
+
+
+def test_claim_from_the_paper_must_quote_it(toy_env, write_spec):
+    unquoted = CLAIM.replace("metric: toy_score}", "metric: toy_score, source: paper}")
+    with pytest.raises(SpecError, match=r"toy.yaml:20:5: \$.claims\[0\]: missing required key 'quote': "
+                                        r"a claim with `source: paper` quotes the paper's sentence"):
+        validate_spec(write_spec(TOY_SPEC.replace(CLAIM, unquoted)))
+    misspelt = CLAIM.replace("metric: toy_score}", "metric: toy_score, source: papr}")
+    with pytest.raises(SpecError, match=r"claims\[0\].source: expected one of paper, harness; found the string 'papr' "
+                                        r"\(did you mean 'paper'\?\)"):
+        validate_spec(write_spec(TOY_SPEC.replace(CLAIM, misspelt)))

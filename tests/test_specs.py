@@ -103,3 +103,14 @@ def test_default_profile_runs(path, tmp_path):
     done = harness_cli("run", path, "--out", tmp_path, "--no-progress", "--jobs", "2", timeout=1800)
     assert done.returncode == 0, done.stdout + done.stderr
     assert Path(tmp_path / path.stem / "leaderboard.md").exists()
+
+
+@pytest.mark.parametrize("path", SPECS, ids=[p.stem for p in SPECS])
+def test_every_claim_states_its_source(path):
+    """`source: paper` quotes the paper; `source: harness` marks a hypothesis the paper does not test."""
+    for profile in PROFILES:
+        for claim in load_spec(path, profile).claims:
+            assert claim.source in ("paper", "harness"), f"{path.name} ({profile}): claim {claim.id} states no source"
+            if claim.source == "paper":
+                assert claim.quote, f"{path.name} ({profile}): claim {claim.id} is from the paper but quotes nothing"
+            assert claim.replicate in ("seed", "dataset-seed")

@@ -208,6 +208,8 @@ def _schema_problems(data: Any, file: str, positions: _Positions, locate: Callab
         elif kind == "required":
             missing = re.findall(r"'([^']+)' is a required property", error.message)
             message = f"missing required key {missing[0]!r}" if missing else error.message
+            if missing == ["quote"] and isinstance(value, dict) and value.get("source") == "paper":
+                message += ": a claim with `source: paper` quotes the paper's sentence, table or figure"
         elif kind == "enum":
             options = error.validator_value
             message = f"expected one of {', '.join(map(str, options))}; found {describe(value)}"

@@ -36,7 +36,10 @@ class Claim:
     metric: str
     datasets: tuple[str, ...] | None = None
     margin: float = 0.0
-    min_pairs: int = 3
+    min_pairs: int = 3  # independent pairs
+    replicate: str = "seed"  # or "dataset-seed": the unit of replication of the paired test
+    source: str | None = None  # "paper" or "harness"
+    quote: str | None = None  # the paper's sentence, table or figure
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,8 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
             Claim(
                 c["id"], c["says"], c["better"], c["than"], c["metric"],
                 tuple(c["datasets"]) if c.get("datasets") else None,
-                float(c.get("margin", 0.0)), int(c.get("min_pairs", 3)),
+                float(c.get("margin", 0.0)), int(c.get("min_pairs", 3)), c.get("replicate", "seed"),
+                c.get("source"), c.get("quote"),
             )
             for c in resolved.get("claims", [])
         ],

@@ -14,7 +14,9 @@ without ``metrics.json`` falls back to them (:func:`harness.metrics.read_metric_
 
 Tolerances: by default a metric without a unit is compared exactly (up to 1e-9 of its
 value, which absorbs float printing and nothing else: the quick profile is deterministic on
-a CPU), and a metric whose unit is seconds is not compared, since wall time is noise between
+a CPU) when both folders ran on the same hardware, and within the baseline's 95% interval
+when they did not (the same code gives other floating-point results on another CPU: a note
+says so); a metric whose unit is seconds is not compared, since wall time is noise between
 runs and machines (kernel speed is asv's job, see :mod:`harness.bench`). ``--tolerance``
 changes that for every metric (``0.05``: 5 % of the baseline value; ``interval``: the
 baseline's 95% half-width) or for one (``runtime_s=1.0`` also compares runtimes, allowing 2×).
@@ -149,6 +151,11 @@ def read_spec_folder(folder: Path) -> SpecFolder:
                       meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder))
 
 
+def _devices(folder: SpecFolder) -> set[str]:
+    """Every device a folder's rows ran on (the leaderboard's ``devices`` column)."""
+    return {d.strip() for row in folder.rows.values() for d in row.get("devices", "").split(";") if d.strip()}
+
+
 def _number(row: dict[str, str] | None, column: str) -> float | None:
     text = (row or {}).get(column, "")
     return float(text) if text not in ("", None) else None
@@ -189,6 +196,14 @@ def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Toleran
         changes.append(Change(name, "spec", "spec_hash", baseline.spec_hash, current.spec_hash, "note",
                               "the resolved spec changed; update the committed results if that was meant"))
     primary = baseline.primary
+    hardware = (_devices(baseline), _devices(current))
+    if tolerances.default is None and hardware[0] and hardware[1] and hardware[0] != hardware[1]:
+        # the same code gives other floating-point results on another CPU or GPU (BLAS and torch
+        # kernels differ by instruction set): exactness would flag the machine, not the code
+        tolerances = Tolerances(Tolerance(EXACT, interval=True), tolerances.per_metric)
+        changes.append(Change(name, "spec", "hardware", "; ".join(sorted(hardware[0])), "; ".join(sorted(hardware[1])),
+                              "note", "the runs used other hardware: metrics compared within the baseline's 95% "
+                                      "interval instead of exactly (--tolerance 0 compares exactly anyway)"))
     for key, before_row in baseline.rows.items():
         where = " · ".join(key)
         after_row = current.rows.get(key)

@@ -198,3 +198,35 @@ def test_quick_profile_is_deterministic(tmp_path):
     assert done.returncode == 0 and "nothing moved" in done.stdout, done.stdout
     done = harness_cli("regress", QUICK, tmp_path / "first")
     assert done.returncode == 0, done.stdout
+
+
+def _set_devices(folder: Path, device: str) -> None:
+    path = folder / "leaderboard.csv"
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        row["devices"] = device
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_other_hardware_is_compared_within_the_interval_not_exactly(roots, capsys):
+    """The same code gives other floating-point results on another CPU: within the baseline's
+    interval it is not a regression there, and beyond it it still is."""
+    baseline, current = roots
+    folder = current / "constrained-cc"
+    with open(folder / "leaderboard.csv", newline="") as f:
+        row = next(r for r in csv.DictReader(f) if float(r["cost_over_opt_ci95"] or 0) > 0)  # a row with spread
+    dataset, method = row["dataset"], row["method"]
+    mean, half = float(row["cost_over_opt_mean"]), float(row["cost_over_opt_ci95"])
+    edit_row(folder, dataset, method, cost_over_opt_mean=mean + half / 2)  # worse, inside the interval
+    assert main(["regress", str(baseline), str(current)]) == 1  # same hardware: exact, so a regression
+    capsys.readouterr()
+    _set_devices(folder, "cpu: Some Other CPU (2 cores)")
+    assert main(["regress", str(baseline), str(current)]) == 0
+    assert "the runs used other hardware" in capsys.readouterr().out
+    edit_row(folder, dataset, method, cost_over_opt_mean=mean + 2 * half)  # beyond the interval
+    assert main(["regress", str(baseline), str(current)]) == 1
+    assert main(["regress", str(baseline), str(current), "--tolerance", "0"]) == 1

@@ -57,8 +57,7 @@ FEWSHOT_SLICES = {"cdfsl": ("near", "vit-protonet,vit-shuffle-probe"), "cdfss": 
 
 @pytest.mark.parametrize("spec", sorted(FEWSHOT_SLICES))
 def test_fewshot_quick_slice_reproduces_the_committed_rows(spec, tmp_path):
-    from harness.regress import read_spec_folder
-    from harness.registry import metrics
+    from harness.regress import Tolerances, compare_specs, read_spec_folder
 
     dataset, methods = FEWSHOT_SLICES[spec]
     done = harness_cli("run", ROOT / "specs" / f"{spec}.yaml", "--profile", "quick", "--out", tmp_path,
@@ -66,11 +65,10 @@ def test_fewshot_quick_slice_reproduces_the_committed_rows(spec, tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     before, after = read_spec_folder(COMMITTED / spec), read_spec_folder(tmp_path / spec)
     assert set(after.rows) == {(dataset, m) for m in methods.split(",")}
-    for key, row in after.rows.items():
-        for metric in after.report:
-            if metrics()[metric].unit == "s":
-                continue  # wall time is noise
-            assert row[f"{metric}_mean"] == before.rows[key][f"{metric}_mean"], (key, metric)
+    before.rows = {key: row for key, row in before.rows.items() if key in after.rows}  # the slice only
+    before.claims = after.claims = {}  # a slice has too few pairs for the claims
+    changes = compare_specs(before, after, Tolerances())
+    assert not [c for c in changes if c.verdict not in ("note",)], [vars(c) for c in changes]
 
 
 @pytest.mark.slow

@@ -131,3 +131,11 @@ def test_every_expected_exception_names_its_message():
                     and not any(k.arg == "match" for k in node.keywords)):
                 loose.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not loose, f"pytest.raises without match=: {', '.join(loose)}"
+
+
+@pytest.mark.parametrize("path", [p for p in _params("harness") if "tasks" not in p.values[0].relative_to(ROOT).parts
+                                  and p.values[0].name != "frameworks.py"])
+def test_the_engine_is_framework_neutral(path):
+    """Only the framework adapter (harness/frameworks.py) and the tasks touch torch."""
+    wrong = [f"line {line}: {name}" for line, name in imported(path) if _top(name) in ("torch", "jax", "tensorflow")]
+    assert not wrong, f"{path.relative_to(ROOT)} calls a framework directly: put it behind harness/frameworks.py"

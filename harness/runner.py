@@ -186,7 +186,8 @@ class _Plan:
 
         finished = [r for r in read_runs(folder) if r.get("status") in FINISHED]
         frozen = {(r["dataset"], r["method"]): r["params"] for r in finished
-                  if r.get("spec_hash") == self.spec.spec_hash and r.get("split") == "test"}
+                  if r.get("spec_hash") == self.spec.spec_hash and r.get("split") == "test"
+                  and r.get("code") == self.code.get((r["dataset"], r["method"]))}  # tuned with today's code
         return {r["key"] for r in finished}, frozen
 
 

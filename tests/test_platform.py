@@ -237,9 +237,10 @@ task: toy.guess
 datasets: [{name: toy-target, params: {noise: 0.05}}]
 methods:
   - {name: toy-tunable, kind: implementation, params: {x: 0.3}}
-  - {name: toyx-constant, kind: baseline, params: {value: 0.4}}
+  - {name: toyx-constant, kind: baseline, search: {value: {float: [0.0, 1.0]}}}
 metrics: {primary: toy_score, report: [toy_score]}
 seeds: [0, 1, 2]
+tuning: {trials: 2, sampler: {name: random}}
 hardware: {device: cpu, threads: 1, timeout_s: 20}
 """
 
@@ -294,6 +295,11 @@ def test_a_changed_method_runs_again_and_its_old_rows_move_aside(changing_plugin
     constant = [r for r in current if r["method"] == "toyx-constant"]
     assert [r["seed"] for r in constant] == [0], "the leaderboard never mixes two versions of a method's code"
     assert len([r for r in current if r["method"] == "toy-tunable"]) == 3
+    import sqlite3
+
+    studies = [n for (n,) in sqlite3.connect(out / "code" / "optuna.db").execute("select study_name from studies")]
+    # tuned anew for each version of the code: params frozen by older code (seeds 1, 2) are not reused
+    assert len([n for n in studies if "/toyx-constant/" in n]) == 3
 
 
 def test_a_dataset_that_needs_a_gpu_is_skipped_with_a_line(toy_env, write_spec, tmp_path):

@@ -233,3 +233,12 @@ def test_dataset_whose_seeds_change_nothing_is_flagged(toy_env, tmp_path):
     table = list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text())))
     assert {(r["dataset"], r["zero_variance"]) for r in table} == {("easy", "true"), ("hard", "false")}
     assert json.loads((folder / "claims.json").read_text())["zero_variance"] == ["easy"]
+
+
+def test_differences_of_rounding_only_are_a_tie_not_a_win():
+    """Two methods equal but for float rounding (1e-16) must not 'reproduce' a claim with p = 1e-50."""
+    from harness.stats import mean_and_half_width, one_sided_t
+
+    assert one_sided_t([1e-16, 2e-16, 1e-16, 3e-16]).p_value == 1.0
+    assert mean_and_half_width([0.3, 0.3 + 5e-17, 0.3])[1] == 0.0
+    assert one_sided_t([0.01, 0.01, 0.01]).p_value == 0.0  # a real constant gain is still one

@@ -115,7 +115,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
     spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes))
     plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
-    recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=root), versions)
+    # results are output, not code: the folders of every profile under results/ leave the commit clean
+    outputs = root.parent if root.parent.name == "results" else root
+    recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=outputs), versions)
     with RunStore(folder) as store, \
             make_executor(options.executor, jobs=options.jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
             _Progress(progress, spec.name) as bar:

@@ -8,6 +8,7 @@ import json
 import pytest
 import yaml
 
+from conftest import ROOT
 from harness.claims import check_claim
 from harness.leaderboard import build_rows, read_folder, win_rates, write_index, write_leaderboard
 from harness.metrics import read_metric_table
@@ -242,3 +243,17 @@ def test_differences_of_rounding_only_are_a_tie_not_a_win():
     assert one_sided_t([1e-16, 2e-16, 1e-16, 3e-16]).p_value == 1.0
     assert mean_and_half_width([0.3, 0.3 + 5e-17, 0.3])[1] == 0.0
     assert one_sided_t([0.01, 0.01, 0.01]).p_value == 0.0  # a real constant gain is still one
+
+
+def test_rebuilding_an_unchanged_folder_rewrites_every_file_byte_for_byte(tmp_path):
+    """Committed leaderboards must not churn in git when nothing changed (the plot once carried a date and random ids)."""
+    import shutil
+
+    from harness.leaderboard import write_leaderboard
+
+    folder = tmp_path / "constrained-cc"
+    shutil.copytree(ROOT / "results" / "quick" / "constrained-cc", folder)
+    write_leaderboard(folder)
+    first = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}
+    write_leaderboard(folder)
+    assert {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()} == first

@@ -7,6 +7,7 @@ timed out, ``check`` found a claim not reproduced, ``regress`` found a regressio
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -19,16 +20,26 @@ class UsageError(Exception):
     pass
 
 
+MAX_SEED = 2**32 - 1  # NumPy's legacy seeding takes 0 .. 2**32 - 1
+
+
 def _csv(kind):
     def parse(text: str):
         items = [t.strip() for t in text.split(",") if t.strip()]
         if not items:
             raise argparse.ArgumentTypeError(f"expected a comma-separated list of {kind}")
+        duplicated = sorted({t for t in items if items.count(t) > 1})
+        if duplicated:
+            raise argparse.ArgumentTypeError(f"{', '.join(duplicated)} given twice; list each of the {kind} once")
         if kind == "seeds":
             try:
-                return tuple(int(t) for t in items)
+                seeds = tuple(int(t) for t in items)
             except ValueError:
                 raise argparse.ArgumentTypeError(f"expected seeds as integers, e.g. 0,1,2; found {text!r}") from None
+            wrong = [seed for seed in seeds if not 0 <= seed <= MAX_SEED]
+            if wrong:
+                raise argparse.ArgumentTypeError(f"seed {wrong[0]} is out of range: seeds are integers from 0 to {MAX_SEED}")
+            return seeds
         return tuple(items)
     return parse
 
@@ -39,8 +50,8 @@ def _positive(cast):
             value = cast(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, found {text!r}") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"expected a positive number, found {text!r}")
+        if not math.isfinite(value) or value <= 0:  # nan would compare false everywhere and disable a timeout
+            raise argparse.ArgumentTypeError(f"expected a positive finite number, found {text!r}")
         return value
     return parse
 

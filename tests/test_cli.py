@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT, TOY_SPEC, harness_cli
 from harness.store import read_runs
 
@@ -152,3 +154,20 @@ def test_resume_without_the_optuna_storage_reuses_frozen_params(toy_env, write_s
     again = harness_cli("run", spec, "--profile", "quick", "--out", out, "--no-progress")
     assert again.returncode == 0 and "nothing new to run (4 already done)" in again.stdout
     assert not (out / "toy" / "optuna.db").exists()  # no study was opened, so none was re-run
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--seeds", "0,0"], "0 given twice"),
+    (["--seeds", "-1"], "seed -1 is out of range"),
+    (["--seeds", str(2**32)], f"seed {2**32} is out of range"),
+    (["--methods", "a,a"], "a given twice"),
+    (["--timeout", "nan"], "expected a positive finite number, found 'nan'"),
+    (["--timeout", "inf"], "expected a positive finite number, found 'inf'"),
+])
+def test_bad_option_values_are_refused_before_anything_runs(args, says, capsys, tmp_path):
+    from harness.cli import main
+
+    with pytest.raises(SystemExit, match="2"):
+        main(["run", "specs/any.yaml", "--out", str(tmp_path / "o"), *args])
+    assert says in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

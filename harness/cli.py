@@ -255,8 +255,8 @@ def _spec_rows() -> list[tuple[str, str, str, str]]:
     rows = []
     for path in sorted(Path("specs").glob("*.yaml")):
         try:
-            data = yaml.safe_load(path.read_text()) or {}
-        except yaml.YAMLError:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, OSError, UnicodeDecodeError):
             data = {}
         data = data if isinstance(data, dict) else {}
         rows.append((path.stem, str(data.get("task", "?")), str(path), str(data.get("title", "(does not parse)"))))

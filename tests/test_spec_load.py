@@ -196,3 +196,24 @@ def test_claim_from_the_paper_must_quote_it(toy_env, write_spec):
     with pytest.raises(SpecError, match=r"claims\[0\].source: expected one of paper, harness; found the string 'papr' "
                                         r"\(did you mean 'paper'\?\)"):
         validate_spec(write_spec(TOY_SPEC.replace(CLAIM, misspelt)))
+
+
+BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '.join(['x'] * 9)}]\n"
+               for prev, name in zip([None, *"abcdefgh"], "abcdefghi"))
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.write_text(BOMB), "expands to more than 100,000 values"),
+    (lambda p: p.write_text("seeds:\n" + "  - 1\n" * 400_000), "a spec is at most 1,000,000 bytes"),
+    (lambda p: p.write_text("a: " + "[" * 60 + "]" * 60 + "\n"), "nested 61 levels deep"),
+    (lambda p: p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n"), "nested too deeply"),
+    (lambda p: p.write_text("a: &a [1, *a]\n"), "refers to the node that contains it"),
+    (lambda p: p.mkdir(), "is a folder; expected a spec file"),
+])
+def test_a_spec_cannot_take_the_machine_down(tmp_path, make, says):
+    """An alias bomb (nine levels of nine aliases, ~400 bytes), a huge file, deep nesting: refused, one line."""
+    path = tmp_path / "evil.yaml"
+    make(path)
+    with pytest.raises(SpecError, match=says) as info:
+        validate_spec(path)
+    assert len(info.value.problems) == 1 and info.value.problems[0].file == str(path)

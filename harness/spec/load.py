@@ -77,6 +77,54 @@ _STANDARD_TAGS = {
 }
 
 
+# A spec is a few kilobytes of plain data. These bounds refuse, in well under a second, what
+# would otherwise take the machine down: a large file, or a few hundred bytes of nested YAML
+# aliases ("billion laughs") that expand to billions of values.
+MAX_BYTES = 1_000_000
+MAX_NODES = 100_000  # values after alias expansion
+MAX_DEPTH = 50
+
+
+def _check_expanded_size(root, file: str) -> None:
+    """Refuse a node graph whose alias expansion is too large or too deep, without expanding it.
+
+    Aliases make the composed graph share nodes; the size of the expanded tree is computed
+    once per node (memoised), so the check is linear in the file, not in its expansion.
+    """
+    sizes: dict[int, tuple[int, int]] = {}
+    visiting: set[int] = set()
+
+    def children(node):
+        if isinstance(node, yaml.MappingNode):
+            return [n for pair in node.value for n in pair]
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    def measure(node) -> tuple[int, int]:  # (nodes after expansion, depth)
+        key = id(node)
+        if key in sizes:
+            return sizes[key]
+        if key in visiting:
+            raise SpecError([Problem(file, node.start_mark.line + 1, node.start_mark.column + 1, (),
+                                     "a YAML alias refers to the node that contains it: a spec is plain data")])
+        visiting.add(key)
+        count, depth = 1, 1
+        for child in children(node):
+            child_count, child_depth = measure(child)
+            count, depth = min(count + child_count, MAX_NODES + 1), max(depth, child_depth + 1)
+        visiting.discard(key)
+        sizes[key] = (count, depth)
+        return count, depth
+
+    count, depth = measure(root)
+    if count > MAX_NODES:
+        raise SpecError([Problem(file, 1, 1, (), f"expands to more than {MAX_NODES:,} values (YAML aliases repeat "
+                                                 "what they point to); a spec is small plain data")])
+    if depth > MAX_DEPTH:
+        raise SpecError([Problem(file, 1, 1, (), f"nested {depth} levels deep; a spec has at most {MAX_DEPTH}")])
+
+
 def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
     """Parse YAML with the safe loader, rejecting duplicate keys and non-standard tags."""
     positions = _Positions()
@@ -127,7 +175,11 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
 
     try:
         root = loader.get_single_node()
+        if root is not None:
+            _check_expanded_size(root, file)
         data = build(root, ()) if root is not None else None
+    except RecursionError:
+        raise SpecError([Problem(file, 1, 1, (), f"nested too deeply for a spec (at most {MAX_DEPTH} levels)")]) from None
     except yaml.MarkedYAMLError as exc:
         m = exc.problem_mark or exc.context_mark
         line, col = (m.line + 1, m.column + 1) if m else (1, 1)
@@ -446,8 +498,13 @@ def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list
 
 def _read(path: Path) -> tuple[Any, _Positions]:
     file = str(path)
+    if path.is_dir():
+        raise SpecError([Problem(file, 1, 1, (), "is a folder; expected a spec file (specs/NAME.yaml)")])
     if not path.is_file():
         raise SpecError([Problem(file, 1, 1, (), "no such spec file")])
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise SpecError([Problem(file, 1, 1, (), f"{size:,} bytes; a spec is at most {MAX_BYTES:,} bytes of plain data")])
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -44,10 +44,17 @@ def _now() -> str:
 
 
 def _archive(folder: Path) -> Path:
+    """Move a results folder aside for --fresh; refused (StoreLocked) while another run writes to it."""
+    from harness.store import lock_folder, unlock_folder
+
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     target = folder.parent / ".archive" / f"{folder.name}-{stamp}"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    folder.rename(target)
+    lock = lock_folder(folder)  # the lock first: never move a folder a running run is writing to
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        folder.rename(target)
+    finally:
+        unlock_folder(lock)
     return target
 
 

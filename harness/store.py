@@ -31,19 +31,13 @@ class RunStore:
 
     def __enter__(self) -> "RunStore":
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._lock_file = open(self.folder / ".lock", "w")
-        try:
-            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self._lock_file.close()
-            raise StoreLocked(f"another `harness run` is writing to {self.folder}; wait for it or use another --out") from None
+        self._lock_file = lock_folder(self.folder)
         self._repair_tail()
         return self
 
     def __exit__(self, *exc) -> None:
         if self._lock_file is not None:
-            fcntl.flock(self._lock_file, fcntl.LOCK_UN)
-            self._lock_file.close()
+            unlock_folder(self._lock_file)
             self._lock_file = None
 
     def _repair_tail(self) -> None:
@@ -73,6 +67,22 @@ class RunStore:
             kept = [row for row in rows if not superseded(row)]
             write_atomic(self.path, "".join(json.dumps(row, allow_nan=False) + "\n" for row in kept))
         return len(gone)
+
+
+def lock_folder(folder: Path):
+    """Take the results folder's lock (its ``.lock`` file) or raise :class:`StoreLocked`; returns the open file."""
+    handle = open(Path(folder) / ".lock", "w")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        raise StoreLocked(f"another `harness run` is writing to {folder}; wait for it or use another --out") from None
+    return handle
+
+
+def unlock_folder(handle) -> None:
+    fcntl.flock(handle, fcntl.LOCK_UN)
+    handle.close()
 
 
 def _append_lines(path: Path, records: list[dict[str, Any]]) -> None:

@@ -9,7 +9,7 @@ import sys
 import time
 from collections import Counter
 
-from conftest import ROOT
+from conftest import ROOT, TOY_SPEC
 from harness.store import RunStore, read_runs
 
 SLOW_SPEC = """\
@@ -89,3 +89,19 @@ def test_two_runs_cannot_write_one_folder(tmp_path):
         with pytest.raises(StoreLocked, match="another `harness run` is writing"):
             with RunStore(tmp_path / "spec"):
                 pass
+
+
+def test_fresh_never_moves_a_folder_another_run_is_writing(toy_env, write_spec, tmp_path):
+    """--fresh beside a running run once moved the folder away under it (16 records for 8 keys)."""
+    import pytest
+
+    import harness
+    from harness.store import StoreLocked
+
+    spec = write_spec(TOY_SPEC)
+    folder = tmp_path / "o" / "toy"
+    with RunStore(folder) as running:
+        running.append({"key": "k", "status": "ok"})
+        with pytest.raises(StoreLocked, match="another `harness run` is writing"):
+            harness.run(spec, tmp_path / "o", harness.RunOptions(fresh=True), progress=False, profile="quick")
+        assert (folder / "runs.jsonl").exists() and not (tmp_path / "o" / ".archive").exists()

@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
     p.add_argument("--timeout", type=_positive(float), help="seconds per cell before it is killed (overrides the spec)")
     p.add_argument("--fresh", action="store_true", help="move earlier results aside (to DIR/.archive/) and start over")
+    p.add_argument("--no-retry", action="store_true",
+                   help="keep cells that failed or timed out in an earlier run (by default they run again)")
     p.add_argument("--data-dir", type=Path, help="local folder with real datasets (or set HARNESS_DATA_DIR)")
     p.add_argument("--storage", help="Optuna storage: an RDB URL (sqlite:///..., postgresql://...) or a journal "
                                      "file path (default: a SQLite file in the results folder)")
@@ -189,7 +191,7 @@ def cmd_run(args) -> int:
     options = RunOptions(
         methods=args.methods, datasets=args.datasets, seeds=args.seeds, trials=args.trials, device=args.device,
         timeout_s=args.timeout, jobs=args.jobs, data_dir=args.data_dir, storage=args.storage, fresh=args.fresh,
-        executor=args.executor,
+        executor=args.executor, retry=not args.no_retry,
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)
@@ -206,7 +208,8 @@ def cmd_run(args) -> int:
             print(f"  claim {verdict.claim}: {verdict.verdict}")
         if not s.ok:
             status = EXIT_FAILED
-            print(f"  some cells failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl")
+            print(f"  {s.not_ok} planned cell(s) failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl; "
+                  "a rerun retries them (--no-retry keeps them)")
     return status
 
 

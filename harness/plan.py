@@ -28,6 +28,7 @@ class RunOptions:
     storage: str | None = None
     fresh: bool = False
     executor: str = "local"
+    retry: bool = True  # run cells whose newest record is failed or timed-out again
 
 
 @dataclass(frozen=True)

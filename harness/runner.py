@@ -29,10 +29,12 @@ class SpecRun:
     wall_s: float = 0.0
     verdicts: list = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    not_ok: int = 0  # planned cells whose newest record is failed or timed-out, this run's and earlier ones
 
     @property
     def ok(self) -> bool:
-        return self.statuses.get("failed", 0) == 0 and self.statuses.get("timed-out", 0) == 0
+        """Every planned cell's newest record is ok or skipped: the exit code reflects the plan, not this run."""
+        return self.not_ok == 0 and self.statuses.get("failed", 0) == 0 and self.statuses.get("timed-out", 0) == 0
 
 
 def default_out(profile: str) -> Path:
@@ -134,9 +136,13 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         if moved:
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
-        done, frozen = plan.history(folder)
+        newest, frozen = plan.history(folder)
+        # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
+        keep = ("ok",) if options.retry else ("ok", "failed", "timed-out")
+        done = {key for key, status in newest.items() if status in keep}
         params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
         _run_test_cells(plan, params, tuning_errors, done, store, recorder, executor, bar, summary)
+        summary.not_ok = _not_ok(plan, params, folder)
     summary.verdicts = write_leaderboard(folder)
     summary.wall_s = time.perf_counter() - started
     return summary
@@ -185,19 +191,21 @@ class _Plan:
         return (planned is not None and row.get("split") == "test" and row.get("spec") == self.spec.name
                 and row.get("code") != planned)
 
-    def history(self, folder: Path) -> tuple[set[str], dict[tuple[str, str], dict]]:
-        """Keys already finished, and the params finished test cells froze (read once).
+    def history(self, folder: Path) -> tuple[dict[str, str], dict[tuple[str, str], dict]]:
+        """The newest status of every key, and the params finished test cells froze (read once).
 
         A pair whose test cells froze params has finished its tuning, even when the Optuna
         storage is gone (it is not committed with the results).
         """
         from harness.store import FINISHED, read_runs
 
-        finished = [r for r in read_runs(folder) if r.get("status") in FINISHED]
-        frozen = {(r["dataset"], r["method"]): r["params"] for r in finished
-                  if r.get("spec_hash") == self.spec.spec_hash and r.get("split") == "test"
+        rows = list(read_runs(folder))
+        newest = {r["key"]: r.get("status") for r in rows}
+        frozen = {(r["dataset"], r["method"]): r["params"] for r in rows
+                  if r.get("status") in FINISHED and r.get("spec_hash") == self.spec.spec_hash
+                  and r.get("split") == "test"
                   and r.get("code") == self.code.get((r["dataset"], r["method"]))}  # tuned with today's code
-        return {r["key"] for r in finished}, frozen
+        return newest, frozen
 
 
 @dataclass
@@ -302,6 +310,14 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: set[st
         summary.statuses[result["status"]] += 1
         bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
         bar.advance()
+
+
+def _not_ok(plan: _Plan, params: dict, folder: Path) -> int:
+    """Planned test cells whose newest record is failed or timed-out."""
+    from harness.store import read_runs
+
+    newest = {r["key"]: r.get("status") for r in read_runs(folder)}
+    return sum(newest.get(cell.key) in ("failed", "timed-out") for cell in plan.cells(params))
 
 
 def metric_goal(name: str) -> str:

@@ -58,15 +58,32 @@ class RunStore:
         """Move the rows ``superseded`` picks from runs.jsonl to superseded.jsonl; return how many.
 
         They are appended there (and flushed) before runs.jsonl is replaced without them, so
-        a crash in between leaves a row in both files, never in neither.
+        a crash in between leaves a row in both files, never in neither. Every other line,
+        a damaged one included, is kept byte for byte.
         """
-        rows = list(read_runs(self.folder))
-        gone = [row for row in rows if superseded(row)]
+        if not self.path.exists():
+            return 0
+        kept, gone = [], []
+        with open(self.path, "rb") as f:
+            for raw in f:
+                record = _record(raw)
+                (gone if record is not None and superseded(record) else kept).append(raw)
         if gone:
-            _append_lines(self.folder / SUPERSEDED_FILE, gone)
-            kept = [row for row in rows if not superseded(row)]
-            write_atomic(self.path, "".join(json.dumps(row, allow_nan=False) + "\n" for row in kept))
+            _append_raw(self.folder / SUPERSEDED_FILE, b"".join(gone))
+            tmp = self.path.with_name(f".{self.path.name}.tmp")
+            tmp.write_bytes(b"".join(kept))
+            with open(tmp, "rb+") as f:
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
         return len(gone)
+
+
+def _record(raw: bytes) -> dict[str, Any] | None:
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    return record if isinstance(record, dict) and all(f in record for f in RECORD_FIELDS) else None
 
 
 def lock_folder(folder: Path):
@@ -86,7 +103,10 @@ def unlock_folder(handle) -> None:
 
 
 def _append_lines(path: Path, records: list[dict[str, Any]]) -> None:
-    data = "".join(json.dumps(record, sort_keys=False, allow_nan=False) + "\n" for record in records).encode()
+    _append_raw(path, "".join(json.dumps(record, sort_keys=False, allow_nan=False) + "\n" for record in records).encode())
+
+
+def _append_raw(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, data)
@@ -105,19 +125,36 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+RECORD_FIELDS = ("key", "status", "dataset", "method", "seed", "split")  # what every cell record has
+_reported: set[tuple[str, int]] = set()
+
+
 def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
-    """Every complete record of ``folder/runs.jsonl``, in the order written."""
+    """Every complete cell record of ``folder/runs.jsonl``, in the order written.
+
+    A damaged line (not JSON, not a cell record, bytes a power loss left) is skipped and
+    reported once on stderr with its line number; the file is never rewritten here.
+    """
     path = Path(folder) / RUNS_FILE
     if not path.exists():
         return
     with open(path, "rb") as f:
-        for raw in f:
+        for number, raw in enumerate(f, start=1):
             if not raw.endswith(b"\n"):
                 return  # a line cut by a crash; the next run removes it
-            try:
-                yield json.loads(raw)
-            except json.JSONDecodeError:
+            record = _record(raw)
+            if record is None:
+                _report(path, number, f"not a cell record (expected a JSON object with {', '.join(RECORD_FIELDS)})")
                 continue
+            yield record
+
+
+def _report(path: Path, number: int, what: str) -> None:
+    import sys
+
+    if (str(path), number) not in _reported:
+        _reported.add((str(path), number))
+        print(f"{path}:{number}: {what}; the line is ignored", file=sys.stderr)
 
 
 def newest_code_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -9,7 +9,7 @@ import sys
 import time
 from collections import Counter
 
-from conftest import ROOT, TOY_SPEC
+from conftest import ROOT, TOY_SPEC, harness_cli
 from harness.store import RunStore, read_runs
 
 SLOW_SPEC = """\
@@ -68,16 +68,20 @@ def test_sigkill_mid_run_then_resume_runs_each_cell_once(toy_env, write_spec, tm
     assert len(keys_and_statuses(folder)) == 24
 
 
+def _record(key: str) -> dict:
+    return {"key": key, "status": "ok", "dataset": "d", "method": "m", "seed": 0, "split": "test"}
+
+
 def test_half_written_last_line_is_cut_before_appending(tmp_path):
     folder = tmp_path / "spec"
     folder.mkdir()
-    good = json.dumps({"key": "a", "status": "ok"}) + "\n"
+    good = json.dumps(_record("a")) + "\n"
     (folder / "runs.jsonl").write_text(good + '{"key": "b", "sta')
     assert [r["key"] for r in read_runs(folder)] == ["a"]
     with RunStore(folder) as store:
-        store.append({"key": "c", "status": "ok"})
+        store.append(_record("c"))
         assert [r["key"] for r in read_runs(folder)] == ["a", "c"]
-    assert (folder / "runs.jsonl").read_text() == good + json.dumps({"key": "c", "status": "ok"}) + "\n"
+    assert (folder / "runs.jsonl").read_text() == good + json.dumps(_record("c")) + "\n"
 
 
 def test_two_runs_cannot_write_one_folder(tmp_path):
@@ -105,3 +109,34 @@ def test_fresh_never_moves_a_folder_another_run_is_writing(toy_env, write_spec, 
         with pytest.raises(StoreLocked, match="another `harness run` is writing"):
             harness.run(spec, tmp_path / "o", harness.RunOptions(fresh=True), progress=False, profile="quick")
         assert (folder / "runs.jsonl").exists() and not (tmp_path / "o" / ".archive").exists()
+
+
+def test_damaged_lines_are_reported_once_and_the_rest_is_used(toy_env, write_spec, tmp_path):
+    """JSON that is not a record, a line of NUL bytes, invalid UTF-8: reported with the line number, never a crash."""
+    import harness
+
+    spec = write_spec(TOY_SPEC)
+    harness.run(spec, tmp_path / "o", progress=False, profile="quick")
+    runs = tmp_path / "o" / "toy" / "runs.jsonl"
+    good = runs.read_bytes().splitlines(keepends=True)
+    runs.write_bytes(good[0] + b"42\n" + b"[1, 2]\n" + b'{"status": "ok"}\n' + b"\0" * 40 + b"\n"
+                     + b"\xff\xfe garbage\n" + b"".join(good[1:]))
+    done = harness_cli("leaderboard", tmp_path / "o" / "toy")
+    assert done.returncode == 0, done.stderr
+    for number in (2, 3, 4, 5, 6):
+        assert done.stderr.count(f"runs.jsonl:{number}: ") == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    again = harness_cli("run", spec, "--profile", "quick", "--out", tmp_path / "o", "--no-progress")
+    assert again.returncode == 0 and "nothing new to run (4 already done)" in again.stdout, again.stdout + again.stderr
+    assert len(runs.read_bytes().splitlines()) == len(good) + 5  # nothing rewritten without asking
+
+
+def test_moving_superseded_rows_aside_keeps_damaged_lines_byte_for_byte(tmp_path):
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    lines = [json.dumps(_record("old")) + "\n", "\0\0\0\n", json.dumps(_record("new")) + "\n", "42\n"]
+    (folder / "runs.jsonl").write_text("".join(lines))
+    with RunStore(folder) as store:
+        assert store.move_aside(lambda r: r["key"] == "old") == 1
+    assert (folder / "runs.jsonl").read_text() == "".join(lines[1:])
+    assert (folder / "superseded.jsonl").read_text() == lines[0]

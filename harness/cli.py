@@ -201,11 +201,14 @@ def cmd_run(args) -> int:
     for s in summaries:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(s.statuses.items())) or "nothing new to run"
         print(f"{s.spec}: {counts}" + (f" ({s.already_done} already done)" if s.already_done else "")
-              + f" in {s.wall_s:.1f} s → {s.folder}/leaderboard.md")
+              + f" in {s.wall_s:.1f} s → {s.folder}/leaderboard.md (and leaderboard.html)")
         for note in s.notes:
             print(f"  {note}")
         for verdict in s.verdicts:
             print(f"  claim {verdict.claim}: {verdict.verdict}")
+        if s.verdicts:
+            print("  (reproduced: the 95% interval of the paired difference over independent seeds lies above the "
+                  "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
         if not s.ok:
             status = EXIT_FAILED
             print(f"  {s.not_ok} planned cell(s) failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl; "

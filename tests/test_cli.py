@@ -192,3 +192,10 @@ def test_failed_cells_run_again_and_the_exit_code_tells_the_plan(toy_env, write_
     assert [r["status"] for r in rows] == ["timed-out", "ok"]  # the failure stays as history
     board = (out / "toy" / "leaderboard.csv").read_text()
     assert "toy-sleep" in board and ",1,0," in board.split("toy-sleep")[1][:40]  # the newest: 1 seed ok, 0 failed
+
+
+def test_the_closing_message_names_the_page_and_what_verdicts_mean(toy_env, write_spec, tmp_path):
+    done = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", tmp_path / "o", "--no-progress")
+    assert done.returncode == 0
+    assert "leaderboard.md (and leaderboard.html)" in done.stdout
+    assert "reproduced: the 95% interval" in done.stdout and "inconclusive: it straddles it" in done.stdout

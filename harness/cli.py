@@ -296,6 +296,8 @@ def cmd_leaderboard(args) -> int:
         write_leaderboard(args.folder)
     except NoResults as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:  # a read-only results folder
+        raise UsageError(f"{args.folder}: cannot write the leaderboard there ({exc.strerror or exc})") from None
     name = {"md": "leaderboard.md", "csv": "leaderboard.csv", "html": "leaderboard.html"}[args.format]
     if args.format == "html":
         print(args.folder / name)

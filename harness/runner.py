@@ -92,6 +92,8 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
     data_dir = options.data_dir or (Path(os.environ[DATA_DIR_VARIABLE]) if os.environ.get(DATA_DIR_VARIABLE) else None)
     versions = package_versions()
+    for root in {Path(out) if out is not None else default_out(spec.profile) for spec in planned}:
+        _check_writable(root)  # before any work: one clear line, not a traceback after tuning
     summaries, roots = [], set()
     for spec in planned:
         root = Path(out) if out is not None else default_out(spec.profile)
@@ -102,6 +104,20 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
         if out is None and root.parent.name == "results":
             write_index(root.parent)  # results/index.md over every profile
     return summaries
+
+
+def _check_writable(root: Path) -> None:
+    from harness.plan import PlanError
+
+    if root.exists() and not root.is_dir():
+        raise PlanError(f"--out {root}: is a file, not a folder; give a folder for the results")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".harness-write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise PlanError(f"--out {root}: cannot write results there ({exc.strerror or exc})") from None
 
 
 def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,

@@ -199,3 +199,12 @@ def test_the_closing_message_names_the_page_and_what_verdicts_mean(toy_env, writ
     assert done.returncode == 0
     assert "leaderboard.md (and leaderboard.html)" in done.stdout
     assert "reproduced: the 95% interval" in done.stdout and "inconclusive: it straddles it" in done.stdout
+
+
+def test_an_out_that_is_a_file_is_one_line_and_exit_two(toy_env, write_spec, tmp_path):
+    # (a read-only folder takes the same path; these tests run as root, who may write anywhere)
+    taken = tmp_path / "results.txt"
+    taken.write_text("not a folder")
+    done = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", taken, "--no-progress")
+    assert done.returncode == 2 and "is a file, not a folder" in done.stderr and "Traceback" not in done.stderr
+    assert taken.read_text() == "not a folder"

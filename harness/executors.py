@@ -19,8 +19,9 @@ import os
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
+from harness.execute import _worker_main
 from harness.hardware import thread_environment
 
 _KILL_GRACE_S = 2.0
@@ -142,7 +143,7 @@ class LocalExecutor(Executor):
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # children read these before importing BLAS or CUDA
         try:
-            process = self._context.Process(target=_worker_main_entry(), args=(child,), daemon=True)
+            process = self._context.Process(target=_worker_main, args=(child,), daemon=True)
             process.start()
         finally:
             for key, value in saved.items():
@@ -217,12 +218,6 @@ class LocalExecutor(Executor):
         index = self._workers.index(worker)
         self._workers[index] = self._spawn(worker.slot)
         worker.cell = None
-
-
-def _worker_main_entry() -> Callable:
-    from harness.execute import _worker_main
-
-    return _worker_main
 
 
 def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:

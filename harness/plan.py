@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +48,7 @@ class Cell:
     task_version: str = "1"
     code: dict[str, str] = field(default_factory=dict)  # fingerprints of task, dataset and method code
 
-    @property
+    @cached_property  # read several times per cell by the orchestrator; a frozen cell's key never changes
     def key(self) -> str:
         """Hash of what determines the result, code included; the same key is never run twice."""
         return stable_hash({
@@ -130,11 +131,10 @@ def code_fingerprints(spec: Spec) -> dict[tuple[str, str], dict[str, str]]:
 
     registry = default_registry()
     task = fingerprint(registry.entry("tasks", spec.task).target)
-    return {
-        (d.id, m.id): {"task": task, "dataset": fingerprint(registry.entry("datasets", d.name).target),
-                       "method": fingerprint(registry.entry("methods", m.name).target)}
-        for d in spec.datasets for m in spec.methods
-    }
+    loaders = {d.name: fingerprint(registry.entry("datasets", d.name).target) for d in spec.datasets}
+    methods = {m.name: fingerprint(registry.entry("methods", m.name).target) for m in spec.methods}
+    return {(d.id, m.id): {"task": task, "dataset": loaders[d.name], "method": methods[m.name]}
+            for d in spec.datasets for m in spec.methods}
 
 
 def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,

@@ -16,6 +16,7 @@ from harness.plan import Cell, RunOptions, apply_options, test_cells
 from harness.spec.model import Spec
 
 DATA_DIR_VARIABLE = "HARNESS_DATA_DIR"
+NOT_OK = ("failed", "timed-out")
 
 
 @dataclass
@@ -34,7 +35,7 @@ class SpecRun:
     @property
     def ok(self) -> bool:
         """Every planned cell's newest record is ok or skipped: the exit code reflects the plan, not this run."""
-        return self.not_ok == 0 and self.statuses.get("failed", 0) == 0 and self.statuses.get("timed-out", 0) == 0
+        return self.not_ok == 0
 
 
 def default_out(profile: str) -> Path:
@@ -154,11 +155,10 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
         newest, frozen = plan.history(folder)
         # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
-        keep = ("ok",) if options.retry else ("ok", "failed", "timed-out")
-        done = {key for key, status in newest.items() if status in keep}
+        keep = ("ok",) if options.retry else ("ok", *NOT_OK)
+        done = {key: status for key, status in newest.items() if status in keep}
         params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
         _run_test_cells(plan, params, tuning_errors, done, store, recorder, executor, bar, summary)
-        summary.not_ok = _not_ok(plan, params, folder)
     summary.verdicts = write_leaderboard(folder)
     summary.wall_s = time.perf_counter() - started
     return summary
@@ -255,6 +255,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     Returns the params of every pair (tuned, frozen earlier, or the spec's) and the error of
     each pair whose every trial failed.
     """
+    from harness.registry import metrics
     from harness.tuning import HEARTBEAT_S, StudyRun, open_storage
 
     spec = plan.spec
@@ -267,7 +268,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     storage = open_storage(storage_option, folder)
     studies = {}
     for d, m in pending:
-        study = StudyRun(spec, d, m, storage, metric_goal(spec.primary_metric), plan.code[(d.id, m.id)],
+        study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
                          lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
         bar.add(study.start() * len(spec.tuning.seeds))
         studies[(d.id, m.id)] = study
@@ -299,9 +300,13 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     return params, errors
 
 
-def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: set[str], store, recorder: _Recorder,
-                    executor, bar, summary: SpecRun) -> None:
-    """Every seed on the test split with frozen params; finished keys are not run again."""
+def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[str, str], store,
+                    recorder: _Recorder, executor, bar, summary: SpecRun) -> None:
+    """Every seed on the test split with frozen params; ``done`` keys (→ newest status) are not run again.
+
+    Counts in ``summary.not_ok`` the planned cells whose newest record is failed or timed-out,
+    kept from earlier runs (``--no-retry``) or written now.
+    """
     tuned_names = {(d.id, m.id): sorted(m.search) for d, m in plan.pairs if plan.tuned(m)}
     todo = []
     for cell in plan.cells(params):
@@ -309,6 +314,7 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: set[st
         tuned = tuned_names.get(pair, [])
         if cell.key in done:
             summary.already_done += 1
+            summary.not_ok += done[cell.key] in NOT_OK
             if pair in tuned_names:
                 bar.advance()
             continue
@@ -318,28 +324,16 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: set[st
             store.append(recorder.record(cell, {"status": "failed", "error": tuning_errors[pair], "metrics": {},
                                                 "wall_s": 0.0}, tuned))
             summary.statuses["failed"] += 1
+            summary.not_ok += 1
             bar.advance()
         else:
             todo.append(cell)
     for cell, result in executor.run((c, c.payload()) for c in todo):
         store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))
         summary.statuses[result["status"]] += 1
+        summary.not_ok += result["status"] in NOT_OK
         bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
         bar.advance()
-
-
-def _not_ok(plan: _Plan, params: dict, folder: Path) -> int:
-    """Planned test cells whose newest record is failed or timed-out."""
-    from harness.store import read_runs
-
-    newest = {r["key"]: r.get("status") for r in read_runs(folder)}
-    return sum(newest.get(cell.key) in ("failed", "timed-out") for cell in plan.cells(params))
-
-
-def metric_goal(name: str) -> str:
-    from harness.registry import metrics
-
-    return metrics()[name].goal
 
 
 class _Progress:

@@ -70,11 +70,7 @@ class RunStore:
                 (gone if record is not None and superseded(record) else kept).append(raw)
         if gone:
             _append_raw(self.folder / SUPERSEDED_FILE, b"".join(gone))
-            tmp = self.path.with_name(f".{self.path.name}.tmp")
-            tmp.write_bytes(b"".join(kept))
-            with open(tmp, "rb+") as f:
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
+            write_atomic(self.path, b"".join(kept))
         return len(gone)
 
 
@@ -115,11 +111,12 @@ def _append_raw(path: Path, data: bytes) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, content: str | bytes) -> None:
     """Write a whole file or nothing: a reader never sees a half-written leaderboard."""
     tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    with open(tmp, "wb") as f:
+        f.write(data)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)

@@ -248,6 +248,7 @@ class StudyRun:
 
 
 def _has_heartbeat(storage) -> bool:
+    # Optuna exports no public name for "a storage with a heartbeat"; RDBStorage is the one today
     from optuna.storages._heartbeat import BaseHeartbeat
 
     return isinstance(storage, BaseHeartbeat) and storage.get_heartbeat_interval() is not None

@@ -56,6 +56,15 @@ def _positive(cast):
     return parse
 
 
+def _jobs(text: str):
+    if text == "auto":
+        return text
+    try:
+        return _positive(int)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or 'auto', found {text!r}") from None
+
+
 def _non_negative_int(text: str) -> int:
     try:
         value = int(text)
@@ -85,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", type=_csv("seeds"), help="these seeds instead of the spec's, e.g. 0,1,2")
     p.add_argument("--trials", type=_non_negative_int, help="Optuna trials per dataset × method (overrides the spec)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="overrides the spec's hardware.device")
-    p.add_argument("--jobs", type=_positive(int), default=1, help="worker processes (default 1)")
+    p.add_argument("--jobs", type=_jobs, default="auto",
+                   help="worker processes, or 'auto': one per usable core, one per GPU for GPU cells (default auto); "
+                        "the results are the same for every value")
     p.add_argument("--timeout", type=_positive(float), help="seconds per cell before it is killed (overrides the spec)")
     p.add_argument("--fresh", action="store_true", help="move earlier results aside (to DIR/.archive/) and start over")
     p.add_argument("--no-retry", action="store_true",
@@ -110,6 +121,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="rebuild a results folder's leaderboard from its runs.jsonl")
     p.add_argument("folder", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
     p.add_argument("--format", choices=("md", "csv", "html"), default="md", help="what to print (all three are written)")
+
+    p = sub.add_parser("repair", help="move the damaged lines of a results folder's runs.jsonl to damaged.jsonl",
+                       description="A run reports each damaged line of runs.jsonl (not JSON, not a cell record, "
+                                   "bytes a power loss left) and ignores it, without rewriting the file. This moves "
+                                   "them, byte for byte, to damaged.jsonl beside it; every other line is kept.")
+    p.add_argument("folder", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
 
     p = sub.add_parser("check", help="print each claim's verdict with the numbers behind it")
     p.add_argument("spec", type=Path, metavar="SPEC")
@@ -204,6 +221,8 @@ def cmd_run(args) -> int:
               + f" in {s.wall_s:.1f} s → {s.folder}/leaderboard.md (and leaderboard.html)")
         for note in s.notes:
             print(f"  {note}")
+        for reason, count in s.skip_reasons.items():
+            print(f"  {count} cell(s) skipped: {reason}")
         for verdict in s.verdicts:
             print(f"  claim {verdict.claim}: {verdict.verdict}")
         if s.verdicts:
@@ -255,17 +274,35 @@ def cmd_list(args) -> int:
     return EXIT_OK
 
 
+def spec_folders() -> list[Path]:
+    """Where ``harness list specs`` looks: ``./specs`` (a project of one's own) and the specs
+    that come with the harness checkout, whatever the current directory."""
+    shipped = Path(__file__).resolve().parent.parent / "specs"
+    folders = []
+    for folder in (Path("specs"), shipped):
+        if folder.is_dir() and all(folder.resolve() != f.resolve() for f in folders):
+            folders.append(folder)
+    return folders
+
+
+def _shown(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path.resolve())
+
+
 def _spec_rows() -> list[tuple[str, str, str, str]]:
     import yaml
 
     rows = []
-    for path in sorted(Path("specs").glob("*.yaml")):
+    for path in (p for folder in spec_folders() for p in sorted(folder.glob("*.yaml"))):
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
         except (yaml.YAMLError, OSError, UnicodeDecodeError):
             data = {}
         data = data if isinstance(data, dict) else {}
-        rows.append((path.stem, str(data.get("task", "?")), str(path), str(data.get("title", "(does not parse)"))))
+        rows.append((path.stem, str(data.get("task", "?")), _shown(path), str(data.get("title", "(does not parse)"))))
     return rows
 
 
@@ -303,6 +340,27 @@ def cmd_leaderboard(args) -> int:
         print(args.folder / name)
     else:
         print((args.folder / name).read_text(), end="")
+    return EXIT_OK
+
+
+def cmd_repair(args) -> int:
+    from harness.store import DAMAGED_FILE, RUNS_FILE, RunStore, StoreLocked
+
+    if not (args.folder / RUNS_FILE).is_file():
+        raise UsageError(f"{args.folder}: no {RUNS_FILE} here (expected a spec's results folder from `harness run`)")
+    try:
+        with RunStore(args.folder) as store:
+            numbers = store.repair()
+    except StoreLocked as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{args.folder}: cannot rewrite {RUNS_FILE} ({exc.strerror or exc})") from None
+    if numbers:
+        lines = ", ".join(map(str, numbers))
+        print(f"{args.folder / RUNS_FILE}: moved {len(numbers)} damaged line(s) (line {lines}) to "
+              f"{args.folder / DAMAGED_FILE}")
+    else:
+        print(f"{args.folder / RUNS_FILE}: no damaged line, nothing moved")
     return EXIT_OK
 
 
@@ -384,7 +442,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
-            "leaderboard": cmd_leaderboard, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
+            "leaderboard": cmd_leaderboard, "repair": cmd_repair, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

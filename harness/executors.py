@@ -47,6 +47,11 @@ class Executor(abc.ABC):
     def outstanding(self) -> int:
         """Cells submitted and not yet handed back."""
 
+    def running(self) -> list[tuple[Any, float]]:
+        """(tag, start in ``time.monotonic()`` seconds) of each cell now running, for progress
+        output; a backend that cannot tell returns an empty list."""
+        return []
+
     def close(self) -> None:
         """Stop the workers; cells still outstanding are abandoned."""
 
@@ -104,6 +109,9 @@ class LocalExecutor(Executor):
     @property
     def outstanding(self) -> int:
         return len(self._pending) + len(self._busy)
+
+    def running(self) -> list[tuple[Any, float]]:
+        return [(w.cell[0], w.started) for w in self._busy]
 
     def wait(self, timeout: float | None = None) -> list[tuple[Any, dict[str, Any]]]:
         give_up = math.inf if timeout is None else time.monotonic() + timeout

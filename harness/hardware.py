@@ -34,6 +34,22 @@ def cpu_description() -> str:
     return f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
 
 
+def usable_cpus() -> int:
+    """Cores this process may run on (its affinity mask, which containers and ``taskset`` narrow)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def auto_jobs(threads: int, gpus: list[str]) -> int:
+    """Worker processes for ``--jobs auto``: one per GPU when the cells use GPUs, else as
+    many as the usable cores hold at ``threads`` each."""
+    if gpus:
+        return len(gpus)
+    return max(1, usable_cpus() // max(1, threads))
+
+
 def visible_gpus() -> list[str]:
     """Ids of the GPUs this process may use, without importing a framework.
 

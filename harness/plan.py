@@ -24,7 +24,7 @@ class RunOptions:
     trials: int | None = None
     device: str | None = None
     timeout_s: float | None = None
-    jobs: int = 1
+    jobs: int | str = "auto"  # worker processes; "auto": one per usable core (per GPU for GPU cells)
     data_dir: Path | None = None
     storage: str | None = None
     fresh: bool = False

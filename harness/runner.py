@@ -13,10 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.plan import Cell, RunOptions, apply_options, test_cells
+from harness.progress import Progress
 from harness.spec.model import Spec
 
 DATA_DIR_VARIABLE = "HARNESS_DATA_DIR"
 NOT_OK = ("failed", "timed-out")
+PROGRESS_TICK_S = 1.0  # how often the running cells shown are refreshed
 
 
 @dataclass
@@ -31,6 +33,7 @@ class SpecRun:
     verdicts: list = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     not_ok: int = 0  # planned cells whose newest record is failed or timed-out, this run's and earlier ones
+    skip_reasons: Counter = field(default_factory=Counter)  # why cells were skipped → how many
 
     @property
     def ok(self) -> bool:
@@ -100,6 +103,10 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
         root = Path(out) if out is not None else default_out(spec.profile)
         roots.add(root)
         summaries.append(_run_spec(spec, root, options, data_dir, versions, progress))
+    if options.data_dir is not None and not any(d.requires == "data" for spec in planned for d in spec.datasets):
+        for summary in summaries:
+            summary.notes.append(f"--data-dir {options.data_dir} was not read: no selected dataset of "
+                                 f"{'these specs' if len(planned) > 1 else 'this spec'} reads real data")
     for root in roots:
         write_index(root)
         if out is None and root.parent.name == "results":
@@ -125,7 +132,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
               progress: bool) -> SpecRun:
     """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
     from harness.executors import make_executor
-    from harness.hardware import git_commit, visible_gpus
+    from harness.hardware import auto_jobs, git_commit, visible_gpus
     from harness.leaderboard import write_leaderboard
     from harness.metrics import write_metric_table
     from harness.plan import code_fingerprints
@@ -140,13 +147,14 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     task = default_registry().load("tasks", spec.task)
     gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
     spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes))
+    jobs = auto_jobs(spec.hardware.threads, gpus) if options.jobs == "auto" else int(options.jobs)
     plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
     # results are output, not code: the folders of every profile under results/ leave the commit clean
     outputs = root.parent if root.parent.name == "results" else root
     recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=outputs), versions)
     with RunStore(folder) as store, \
-            make_executor(options.executor, jobs=options.jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
-            _Progress(progress, spec.name) as bar:
+            make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
+            Progress(progress, spec.name) as bar:
         write_resolved_spec(spec, folder)
         write_metric_table(folder, {name: metrics()[name] for name in task.metrics})  # the folder reads alone
         moved = store.move_aside(plan.superseded)
@@ -249,11 +257,12 @@ class _Recorder:
         }
 
 
-def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, executor, bar) -> tuple[dict, dict]:
+def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, executor, bar: Progress) -> tuple[dict, dict]:
     """Tune every pair with a search space, all studies at once through the executor.
 
-    Returns the params of every pair (tuned, frozen earlier, or the spec's) and the error of
-    each pair whose every trial failed.
+    Returns the params of every pair (tuned, frozen earlier, or the spec's) and, for each pair
+    whose every trial failed, the status its test cells get and why: ``skipped`` when every
+    tuning cell was skipped (its data or device is not here), else ``failed``.
     """
     from harness.registry import metrics
     from harness.tuning import HEARTBEAT_S, StudyRun, open_storage
@@ -273,6 +282,9 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         bar.add(study.start() * len(spec.tuning.seeds))
         studies[(d.id, m.id)] = study
     batches: dict[tuple[str, str], dict[int, list]] = {}
+    labels: dict[tuple, str] = {}
+    skipped: dict[tuple[str, str], str | None] = {}  # pair → the skip reason while every cell of it was skipped
+    last_beat = time.monotonic()
     while True:
         for pair, study in studies.items():
             if not study.waiting and not study.finished:
@@ -280,97 +292,82 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
                 batches[pair] = {number: [None] * len(cells) for number, cells in batch}
                 for number, cells in batch:
                     for i, cell in enumerate(cells):
-                        executor.submit((pair, number, i), cell.payload())
+                        tag = (pair, number, i)
+                        labels[tag] = f"tuning {cell.method.id} on {cell.dataset.id}, trial {number}, seed {cell.seed}"
+                        executor.submit(tag, cell.payload())
         if not executor.outstanding:
             break
-        bar.describe(f"tuning {len([s for s in studies.values() if not s.finished])} studies")
-        for (pair, number, i), result in executor.wait(timeout=HEARTBEAT_S):
+        for tag, result in _wait(executor, bar, labels):
+            pair, number, i = tag
             batches[pair][number][i] = result
-            bar.advance()
+            if pair not in skipped or skipped[pair] is not None:
+                skipped[pair] = result.get("error") if result["status"] == "skipped" else None
+            bar.finished(labels.pop(tag), result["status"], result.get("wall_s"))
             if all(r is not None for cells in batches[pair].values() for r in cells):
                 studies[pair].tell(batches.pop(pair))
-        for study in studies.values():
-            study.beat()
+        if time.monotonic() - last_beat >= HEARTBEAT_S:
+            for study in studies.values():
+                study.beat()
+            last_beat = time.monotonic()
     errors = {}
     for pair, study in studies.items():
         outcome = study.outcome()
         params[pair] = outcome.params
         if outcome.error:
-            errors[pair] = outcome.error
+            errors[pair] = ("skipped", skipped[pair]) if skipped.get(pair) else ("failed", outcome.error)
     return params, errors
 
 
+def _wait(executor, bar: Progress, labels: dict) -> list[tuple[Any, dict]]:
+    """The cells finished within :data:`PROGRESS_TICK_S`; the bar learns which still run."""
+    finished = executor.wait(timeout=PROGRESS_TICK_S)
+    bar.running([(labels[tag], started) for tag, started in executor.running() if tag in labels])
+    return finished
+
+
 def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[str, str], store,
-                    recorder: _Recorder, executor, bar, summary: SpecRun) -> None:
+                    recorder: _Recorder, executor, bar: Progress, summary: SpecRun) -> None:
     """Every seed on the test split with frozen params; ``done`` keys (→ newest status) are not run again.
 
     Counts in ``summary.not_ok`` the planned cells whose newest record is failed or timed-out,
-    kept from earlier runs (``--no-retry``) or written now.
+    kept from earlier runs (``--no-retry``) or written now, and in ``summary.skip_reasons``
+    why cells were skipped.
     """
     tuned_names = {(d.id, m.id): sorted(m.search) for d, m in plan.pairs if plan.tuned(m)}
     todo = []
     for cell in plan.cells(params):
         pair = (cell.dataset.id, cell.method.id)
         tuned = tuned_names.get(pair, [])
+        label = f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}"
         if cell.key in done:
             summary.already_done += 1
             summary.not_ok += done[cell.key] in NOT_OK
             if pair in tuned_names:
-                bar.advance()
+                bar.finished(label)
             continue
         if pair not in tuned_names:
             bar.add(1)
         if pair in tuning_errors:
-            store.append(recorder.record(cell, {"status": "failed", "error": tuning_errors[pair], "metrics": {},
-                                                "wall_s": 0.0}, tuned))
-            summary.statuses["failed"] += 1
-            summary.not_ok += 1
-            bar.advance()
+            status, error = tuning_errors[pair]
+            store.append(recorder.record(cell, {"status": status, "error": error, "metrics": {}, "wall_s": 0.0}, tuned))
+            _count(summary, status, error)
+            bar.finished(label, status, 0.0)
         else:
-            todo.append(cell)
-    for cell, result in executor.run((c, c.payload()) for c in todo):
-        store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))
-        summary.statuses[result["status"]] += 1
-        summary.not_ok += result["status"] in NOT_OK
-        bar.describe(f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}")
-        bar.advance()
+            todo.append((cell, label))
+    labels = {}
+    for index, (cell, label) in enumerate(todo):
+        labels[index] = label
+        executor.submit(index, cell.payload())
+    while executor.outstanding:
+        for index, result in _wait(executor, bar, labels):
+            cell = todo[index][0]
+            store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))
+            _count(summary, result["status"], result.get("error"))
+            bar.finished(labels.pop(index), result["status"], result.get("wall_s"))
 
 
-class _Progress:
-    """A rich progress bar on stderr: cells done / total and the current cell."""
-
-    def __init__(self, enabled: bool, label: str):
-        self.enabled = enabled
-        self.label = label
-        self._progress = None
-        self._task = None
-
-    def __enter__(self) -> "_Progress":
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-            self._progress = Progress(
-                TextColumn(f"[bold]{self.label}[/bold]"), BarColumn(), MofNCompleteColumn(),
-                TimeElapsedColumn(), TextColumn("{task.description}"),
-                console=Console(stderr=True), transient=False,
-            )
-            self._progress.start()
-            self._task = self._progress.add_task("", total=0)
-        return self
-
-    def add(self, n: int) -> None:
-        if self._progress:
-            self._progress.update(self._task, total=(self._progress.tasks[0].total or 0) + n)
-
-    def advance(self) -> None:
-        if self._progress:
-            self._progress.advance(self._task)
-
-    def describe(self, text: str) -> None:
-        if self._progress:
-            self._progress.update(self._task, description=text)
-
-    def __exit__(self, *exc) -> None:
-        if self._progress:
-            self._progress.stop()
+def _count(summary: SpecRun, status: str, error: str | None) -> None:
+    summary.statuses[status] += 1
+    summary.not_ok += status in NOT_OK
+    if status == "skipped":
+        summary.skip_reasons[error or "no reason given"] += 1

@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterator
 
 RUNS_FILE = "runs.jsonl"
 SUPERSEDED_FILE = "superseded.jsonl"  # rows a newer version of the code replaced: kept, never shown
+DAMAGED_FILE = "damaged.jsonl"  # lines `harness repair` moved out of runs.jsonl, byte for byte
 # a cell with one of these statuses is finished and never run again; "skipped" cells
 # (missing data or device) run again once the data or device is there
 FINISHED = ("ok", "failed", "timed-out")
@@ -72,6 +73,27 @@ class RunStore:
             _append_raw(self.folder / SUPERSEDED_FILE, b"".join(gone))
             write_atomic(self.path, b"".join(kept))
         return len(gone)
+
+    def repair(self) -> list[int]:
+        """Move runs.jsonl's damaged lines to damaged.jsonl; return their line numbers.
+
+        Only ``harness repair`` calls this: a run reports damaged lines and leaves them. As
+        in :meth:`move_aside`, the lines reach damaged.jsonl before runs.jsonl is replaced.
+        """
+        if not self.path.exists():
+            return []
+        kept, damaged, numbers = [], [], []
+        with open(self.path, "rb") as f:
+            for number, raw in enumerate(f, start=1):
+                if _record(raw) is None:
+                    damaged.append(raw if raw.endswith(b"\n") else raw + b"\n")
+                    numbers.append(number)
+                else:
+                    kept.append(raw)
+        if damaged:
+            _append_raw(self.folder / DAMAGED_FILE, b"".join(damaged))
+            write_atomic(self.path, b"".join(kept))
+        return numbers
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
@@ -151,7 +173,8 @@ def _report(path: Path, number: int, what: str) -> None:
 
     if (str(path), number) not in _reported:
         _reported.add((str(path), number))
-        print(f"{path}:{number}: {what}; the line is ignored", file=sys.stderr)
+        print(f"{path}:{number}: {what}; the line is ignored (`harness repair {path.parent}` moves such lines "
+              f"to {DAMAGED_FILE})", file=sys.stderr)
 
 
 def newest_code_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

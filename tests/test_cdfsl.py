@@ -236,6 +236,37 @@ def test_imagefolder_loader_skips_cleanly_without_data(tmp_path):
         cdfsl_imagefolder(Context(seed=0, data_dir=tmp_path))
 
 
+def test_sixteen_bit_images_are_scaled_not_clipped(tmp_path):
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    from harness.tasks.fewshot.images import load_image
+
+    grey = np.linspace(1000, 60000, 64).round().astype(np.uint16).reshape(8, 8)
+    Image.fromarray(grey).save(tmp_path / "grey16.png")
+    assert Image.open(tmp_path / "grey16.png").mode == "I;16"
+    expected = np.round(grey / 257.0)
+    read = load_image(tmp_path / "grey16.png", 8).astype(float)
+    assert read.shape == (3, 8, 8) and np.abs(read - expected).max() <= 1.0  # not near-white: 4 .. 233
+    assert read.min() <= 5 and read.max() >= 232
+    # big-endian 16-bit (TIFF's I;16B) reads the same
+    Image.frombytes("I;16B", (8, 8), grey.astype(">u2").tobytes()).save(tmp_path / "grey16.tif")
+    assert np.abs(load_image(tmp_path / "grey16.tif", 8) - expected).max() <= 1.0
+
+    # 16-bit colour (Pillow reads 48-bit PNGs as 8-bit RGB): written by hand, Pillow cannot write it
+    rgb = np.stack([grey, grey[::-1], np.full_like(grey, 40000)], axis=-1)  # (8, 8, 3)
+    rows = b"".join(b"\x00" + row.astype(">u2").tobytes() for row in rgb)
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 16, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    (tmp_path / "rgb48.png").write_bytes(png)
+    read = load_image(tmp_path / "rgb48.png", 8).astype(float)
+    assert np.abs(read - np.round(rgb.transpose(2, 0, 1) / 257.0)).max() <= 1.0
+
+
 # --------------------------------------------------------------------------- the task
 
 

@@ -207,6 +207,27 @@ def test_folder_loader_reads_both_mask_layouts(tmp_path):
         cdfss_folder(Context(seed=0))
 
 
+def test_sixteen_bit_images_and_masks_keep_their_values(tmp_path):
+    from PIL import Image
+
+    _write_domain(tmp_path, "PASCAL", ("disc", "square"), 3, 0)
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "Chest X-ray" / "lungs"
+    folder.mkdir(parents=True)
+    grey = rng.integers(1000, 60001, size=(6, 16, 16)).astype(np.uint16)
+    labels = np.zeros((6, 16, 16), dtype=np.uint16)
+    labels[:, 4:12, 3:9] = 1  # a 0/1 label mask, stored in 16 bits
+    for i in range(6):
+        Image.fromarray(grey[i]).save(folder / f"{i}.png")
+        Image.fromarray(labels[i]).save(folder / f"{i}{cdfss.MASK_SUFFIX}")
+    assert Image.open(folder / "0_mask.png").mode == "I;16"
+    data = cdfss_folder(Context(seed=0, data_dir=tmp_path), source="PASCAL", target="Chest X-ray", image_size=16,
+                        episodes=2, cka_images=4)
+    expected = np.round(grey / 257.0)[:, None].repeat(3, axis=1)
+    assert np.abs(data.target.images.astype(float) - expected).max() <= 1.0  # scaled, not clipped to white
+    np.testing.assert_array_equal(data.target.masks, labels > 0)
+
+
 # --------------------------------------------------------------------------- DFN and SAM-SVN
 
 

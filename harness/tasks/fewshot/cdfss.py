@@ -37,7 +37,7 @@ import numpy as np
 
 from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task
 from harness.tasks.fewshot.episodes import sample_episodes
-from harness.tasks.fewshot.images import IMAGE_SUFFIXES, linear_cka
+from harness.tasks.fewshot.images import IMAGE_SUFFIXES, SIXTEEN_BIT_MODES, as_rgb, linear_cka
 
 SHOTS = (1, 5)
 SOURCE_SHAPES = ("disc", "square", "triangle", "cross", "ring", "ellipse", "star", "bar")
@@ -478,6 +478,20 @@ def _pairs_in(folder: Path) -> list[tuple[Path, Path]]:
     return pairs
 
 
+def read_mask(path: Path, image_size: int) -> np.ndarray:
+    """The binary mask in ``path`` at image_size², resized nearest on its own values.
+
+    16-bit masks keep their values (Pillow's conversion to 8 bits would clip them). 0/255
+    masks (the benchmarks') are cut at 128 as PATNet does; 0/1 masks at 0.
+    """
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im = im.convert("I") if im.mode in SIXTEEN_BIT_MODES else im.convert("L")
+        values = np.asarray(im.resize((image_size, image_size), Image.NEAREST))
+    return values >= 128 if values.max() > 1 else values > 0
+
+
 def _read_domain(root: Path, domain: str, image_size: int, max_per_class: int | None,
                  rng: np.random.Generator) -> SegmentationSet:
     """Every (image, mask) pair under ``root/domain/<class>/``, resized to image_size²."""
@@ -498,11 +512,8 @@ def _read_domain(root: Path, domain: str, image_size: int, max_per_class: int | 
         names.append(class_dir.name)
         for image_path, mask_path in pairs:
             with Image.open(image_path) as im:
-                rgb = im.convert("RGB").resize((image_size, image_size), Image.BILINEAR)
-            with Image.open(mask_path) as im:
-                grey = np.asarray(im.convert("L").resize((image_size, image_size), Image.NEAREST))
-            # 0/255 masks (the benchmarks') are cut at 128 as PATNet does; 0/1 masks at 0
-            masks.append(grey >= 128 if grey.max() > 1 else grey > 0)
+                rgb = as_rgb(im).resize((image_size, image_size), Image.BILINEAR)
+            masks.append(read_mask(mask_path, image_size))
             images.append(np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1))
             labels.append(label)
     if not images:

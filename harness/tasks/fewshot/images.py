@@ -3,7 +3,8 @@
 * synthetic images: :func:`resize_bilinear`, :func:`translate`, :func:`upsample_digits`
   (scikit-learn's bundled 8×8 digits at any size), :func:`gratings` (oriented sinusoids),
   :func:`smooth_noise` (a low-frequency random texture), :func:`to_rgb_uint8`;
-* real images: :func:`read_image_folder` (one sub-folder per class, read with Pillow) and
+* real images: :func:`class_folders` (one sub-folder per class), :func:`read_images` (with
+  Pillow; 16-bit images scaled to 8 bits, not clipped: :func:`as_rgb`) and
   :func:`write_image_folder` (the same layout, for tests and tiny configurations);
 * :func:`linear_cka`, the domain-similarity measure between two sets of features.
 
@@ -135,12 +136,33 @@ def class_folders(folder: Path) -> list[tuple[str, list[Path]]]:
     return classes
 
 
+# Pillow's integer modes for 16-bit files (PNG, TIFF): their values span 0..65535
+SIXTEEN_BIT_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I")
+
+
+def as_rgb(image):
+    """``image`` as an 8-bit RGB Pillow image, 16-bit greyscale scaled by 255/65535.
+
+    Pillow's own ``convert("RGB")`` clips a 16-bit greyscale image at 255, which turns
+    almost every pixel white; 16-bit colour PNGs Pillow already reads as 8-bit RGB. Mode
+    ``I`` (how some Pillow versions and TIFFs give 16-bit greyscale) is taken to span
+    0..65535 as well; values outside are clipped.
+    """
+    from PIL import Image
+
+    if image.mode in SIXTEEN_BIT_MODES:
+        values = np.asarray(image, dtype=np.float64)
+        grey = np.round(np.clip(values, 0.0, 65535.0) * (255.0 / 65535.0)).astype(np.uint8)
+        return Image.fromarray(grey).convert("RGB")
+    return image.convert("RGB")
+
+
 def load_image(path: Path, size: int) -> np.ndarray:
     """(3, size, size) uint8: the image's shorter side resized to ``size``, then a centre crop."""
     from PIL import Image
 
     with Image.open(path) as image:
-        image = image.convert("RGB")
+        image = as_rgb(image)
         width, height = image.size
         scale = size / min(width, height)
         new_size = (max(size, round(width * scale)), max(size, round(height * scale)))

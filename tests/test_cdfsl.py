@@ -165,20 +165,24 @@ def test_episodes_identical_across_methods_and_val_test_disjoint():
 
 def test_synthetic_targets_and_shift():
     ctx = Context(seed=0, split="test", dataset="x")
-    near = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=20)
+    near = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=20, queries=1)
     assert near.source_train.images.dtype == np.uint8 and near.source_train.images.shape[1:] == (3, 16, 16)
     assert set(near.source_train.labels) == {0, 1, 2, 3, 4} and set(near.target.labels) == {5, 6, 7, 8, 9}
     assert near.source_heldout.images.shape[0] == 5 * 6  # 30 % of 20 per class
-    inverted = synthetic_digit_domains(ctx, target="inverted", image_size=16, per_class=20, shift=1.0)
+    inverted = synthetic_digit_domains(ctx, target="inverted", image_size=16, per_class=20, queries=1, shift=1.0)
     assert inverted.target.images.mean() > near.target.images.mean() + 60  # dark strokes on white
-    unshifted = synthetic_digit_domains(ctx, target="grating", image_size=16, per_class=20, shift=0.0)
+    unshifted = synthetic_digit_domains(ctx, target="grating", image_size=16, per_class=20, queries=1, shift=0.0)
     assert unshifted.target.images.mean() == pytest.approx(near.target.images.mean(), abs=25)
-    texture = synthetic_digit_domains(ctx, target="texture", image_size=16, per_class=20)
+    texture = synthetic_digit_domains(ctx, target="texture", image_size=16, per_class=20, queries=1)
     assert set(texture.target.labels) == set(range(5)) and texture.target.images.shape[0] == 100
     with pytest.raises(ValueError, match="target="):
         synthetic_digit_domains(ctx, target="sketch")
     with pytest.raises(ValueError, match="must be disjoint digits"):  # source and target classes overlap
         synthetic_digit_domains(ctx, source_classes=(0, 1, 5))
+    # episodes the data cannot give are refused before any training: 6 held-out images of a class
+    with pytest.raises(ValueError, match="held-out source images: 5 classes, the smallest with 6 images; 5-way "
+                                         "5-shot 15-query episodes need 5 classes of 20"):
+        synthetic_digit_domains(ctx, target="near", image_size=16, per_class=20)
 
 
 def test_resize_and_translate():
@@ -205,7 +209,7 @@ def _write_layout(root, wrap_target=True):
             image[:, 0, 0] = (k % 256, k // 256, 7)
         return out
 
-    write_image_folder(root / "miniImageNet" / "train", {f"n0{c}": images(10) for c in range(4)})
+    write_image_folder(root / "miniImageNet" / "train", {f"n0{c}": images(16) for c in range(5)})
     write_image_folder(root / "miniImageNet" / "test", {"unused": images(3)})
     target = root / "EuroSAT" / "2750" if wrap_target else root / "EuroSAT"
     write_image_folder(target, {name: images(16) for name in ("Forest", "River", "Highway", "Sea", "Pasture")})
@@ -217,16 +221,16 @@ def test_imagefolder_loader_reads_the_layout(tmp_path):
                   heldout_fraction=0.5, queries=3, episodes=4)
     test = cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path), **common)
     val = cdfsl_imagefolder(Context(seed=0, split="val", dataset="eurosat"), root=str(tmp_path), **common)
-    assert test.source_train.images.shape == (20, 3, 16, 16) and test.source_heldout.images.shape == (20, 3, 16, 16)
-    assert set(test.source_train.labels) == {0, 1, 2, 3}  # train/ is used, test/ is not
+    assert test.source_train.images.shape == (40, 3, 16, 16) and test.source_heldout.images.shape == (40, 3, 16, 16)
+    assert set(test.source_train.labels) == {0, 1, 2, 3, 4}  # train/ is used, test/ is not
     assert test.target.images.shape == (40, 3, 16, 16) and np.bincount(test.target.labels).tolist() == [8] * 5
     # the source is the same object for both splits; the targets are disjoint halves
     assert val.source_train.images is test.source_train.images
     signature = lambda images: {tuple(im[:, 0, 0]) for im in images}
     assert not signature(val.target.images) & signature(test.target.images)
     capped = cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path),
-                               **{**common, "target_per_class": 5})
-    assert np.bincount(capped.target.labels).tolist() == [5] * 5
+                               **{**common, "queries": 1, "target_per_class": 6})
+    assert np.bincount(capped.target.labels).tolist() == [6] * 5
 
 
 def test_imagefolder_loader_skips_cleanly_without_data(tmp_path):
@@ -234,6 +238,118 @@ def test_imagefolder_loader_skips_cleanly_without_data(tmp_path):
         cdfsl_imagefolder(Context(seed=0))
     with pytest.raises(DataUnavailable, match="no folder"):
         cdfsl_imagefolder(Context(seed=0, data_dir=tmp_path))
+
+
+def _imagefolder_cell(root, seed=0, **params):
+    """A cell of the engine running vit-protonet on cdfsl-imagefolder at ``root`` (16 px, 3 queries)."""
+    from harness.execute import execute_cell
+
+    params = {"root": str(root), "image_size": 16, "source_per_class": None, "target_per_class": None,
+              "heldout_fraction": 0.5, "queries": 3, "episodes": 4, "epochs": 1, "batch_size": 32, **params}
+    return execute_cell({"task": "fewshot.cdfsl", "dataset_id": "eurosat", "dataset_name": "cdfsl-imagefolder",
+                         "dataset_params": params, "method_name": "vit-protonet", "params": {}, "seed": seed,
+                         "split": "test", "device": "cpu", "threads": 1, "timeout_s": 60, "data_dir": None})
+
+
+@pytest.fixture
+def training_spy(monkeypatch):
+    """Every source training the task starts, recorded and stopped (the tests below expect none)."""
+    started = []
+
+    def fit(method, context, source_key, train):
+        started.append(type(method).__name__)
+        raise RuntimeError("source training started")
+
+    monkeypatch.setattr(cdfsl._SOURCE_TRAINING, "fit", fit)
+    return started
+
+
+def test_too_few_images_per_class_fail_before_training_with_the_true_count(tmp_path, training_spy):
+    rng = np.random.default_rng(0)
+    write_image_folder(tmp_path / "miniImageNet", {f"n0{c}": rng.integers(0, 255, (16, 3, 16, 16)) for c in range(5)})
+    target = tmp_path / "EuroSAT"
+    write_image_folder(target, {name: rng.integers(0, 255, (10, 3, 16, 16))
+                                for name in ("Forest", "River", "Highway", "Sea", "Pasture")})
+    result = _imagefolder_cell(tmp_path)
+    assert training_spy == []  # the data was refused before any training
+    assert result["status"] == "failed" and result["error"].startswith("DataError: cdfsl-imagefolder: ")
+    # the folder, the count on disk (10, not the 5 of a split's half), the minimum and why
+    assert f"{target}: class 'Forest' has 10 images" in result["error"]
+    assert "(and 2 more classes)" in result["error"]
+    assert ("5-way 5-shot 3-query episodes on half of each class for validation and the other half for test need "
+            "at least 16 images per class") in result["error"]
+    # too few classes is said as plainly
+    for name in ("River", "Highway", "Sea", "Pasture"):
+        for path in (target / name).iterdir():
+            path.unlink()
+        (target / name).rmdir()
+    fewer = _imagefolder_cell(tmp_path)
+    assert training_spy == [] and fewer["status"] == "failed"
+    assert f"{target} holds 1 class folder(s) with images ('Forest'); 5-way episodes need at least 5" in fewer["error"]
+
+
+def test_a_corrupt_image_fails_every_seed_before_training_naming_the_file(tmp_path, training_spy):
+    rng = np.random.default_rng(0)
+    write_image_folder(tmp_path / "miniImageNet", {f"n0{c}": rng.integers(0, 255, (16, 3, 16, 16)) for c in range(5)})
+    write_image_folder(tmp_path / "EuroSAT", {f"c{c}": rng.integers(0, 255, (20, 3, 16, 16)) for c in range(5)})
+    broken = tmp_path / "EuroSAT" / "c2" / "0007.png"
+    broken.write_bytes(broken.read_bytes()[:60])  # a download cut short
+    for seed in range(4):  # a seed draws 8 of the 10 images of a class's half: most seeds miss the file
+        result = _imagefolder_cell(tmp_path, seed=seed, target_per_class=8)
+        assert training_spy == [] and result["status"] == "failed", (seed, result["error"])
+        assert result["error"].startswith("DataError: cdfsl-imagefolder: 1 of the 100 image files under "
+                                          f"{tmp_path / 'EuroSAT'} cannot be used")
+        assert f"{broken} (OSError: " in result["error"] and result["error"].endswith("Replace or remove them")
+
+
+def test_every_image_is_decoded_once_per_process_until_it_changes(tmp_path, monkeypatch):
+    from harness.tasks.base import DataError
+    from harness.tasks.fewshot import images
+
+    rng = np.random.default_rng(0)
+    folder = write_image_folder(tmp_path / "d", {f"c{c}": rng.integers(0, 255, (3, 3, 8, 8)) for c in range(2)})
+    files = [(p,) for p in sorted(folder.rglob("*.png"))]
+    decoded = []
+    real = images._problem
+    monkeypatch.setattr(images, "_problem", lambda group: decoded.append(group) or real(group))
+    images.check_images(files, folder, "test")
+    images.check_images(files, folder, "test")
+    assert len(decoded) == 6  # the second check found the first one's answer
+    files[0][0].write_bytes(b"not an image")
+    with pytest.raises(DataError, match=r"1 of the 6 image files .*/c0/0000.png \(UnidentifiedImageError"):
+        images.check_images(files, folder, "test")
+    assert len(decoded) == 12
+
+
+def test_sixteen_bit_images_are_scaled_not_clipped(tmp_path):
+    import struct
+    import zlib
+
+    from PIL import Image
+
+    from harness.tasks.fewshot.images import load_image
+
+    grey = np.linspace(1000, 60000, 64).round().astype(np.uint16).reshape(8, 8)
+    Image.fromarray(grey).save(tmp_path / "grey16.png")
+    assert Image.open(tmp_path / "grey16.png").mode == "I;16"
+    expected = np.round(grey / 257.0)
+    read = load_image(tmp_path / "grey16.png", 8).astype(float)
+    assert read.shape == (3, 8, 8) and np.abs(read - expected).max() <= 1.0  # not near-white: 4 .. 233
+    assert read.min() <= 5 and read.max() >= 232
+    # big-endian 16-bit (TIFF's I;16B) reads the same
+    Image.frombytes("I;16B", (8, 8), grey.astype(">u2").tobytes()).save(tmp_path / "grey16.tif")
+    assert np.abs(load_image(tmp_path / "grey16.tif", 8) - expected).max() <= 1.0
+
+    # 16-bit colour (Pillow reads 48-bit PNGs as 8-bit RGB): written by hand, Pillow cannot write it
+    rgb = np.stack([grey, grey[::-1], np.full_like(grey, 40000)], axis=-1)  # (8, 8, 3)
+    rows = b"".join(b"\x00" + row.astype(">u2").tobytes() for row in rgb)
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 8, 8, 16, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    (tmp_path / "rgb48.png").write_bytes(png)
+    read = load_image(tmp_path / "rgb48.png", 8).astype(float)
+    assert np.abs(read - np.round(rgb.transpose(2, 0, 1) / 257.0)).max() <= 1.0
 
 
 # --------------------------------------------------------------------------- the task

@@ -182,11 +182,11 @@ def test_folder_loader_reads_both_mask_layouts(tmp_path):
     from PIL import Image
 
     _, source_masks = _write_domain(tmp_path, "PASCAL", ("disc", "square"), 3, 0)
-    images, masks = _write_domain(tmp_path, "Deepglobe", ("hexagon", "blob"), 6, 1)
+    images, masks = _write_domain(tmp_path, "Deepglobe", ("hexagon", "blob"), 7, 1)
     # FSS-1000's layout: <name>.jpg with a 0/1 mask <name>.png beside it
     extra = tmp_path / "Deepglobe" / "crescent"
     extra.mkdir()
-    for i in range(6):
+    for i in range(7):
         Image.fromarray(images[i].transpose(1, 2, 0)).save(extra / f"{i}.jpg", quality=95)
         Image.fromarray(masks[i].astype(np.uint8)).save(extra / f"{i}.png")
     (extra / "notes.txt").write_text("ignored")
@@ -195,16 +195,89 @@ def test_folder_loader_reads_both_mask_layouts(tmp_path):
     assert data.source.class_names == ("disc", "square") and data.source.images.shape == (6, 3, 16, 16)
     np.testing.assert_array_equal(data.source.masks, source_masks)  # PNG round trip, 0/255 cut at 128
     assert data.target.class_names == ("blob", "crescent", "hexagon")
-    assert np.bincount(data.target.labels).tolist() == [6, 6, 6]
-    np.testing.assert_array_equal(data.target.masks[data.target.labels == 1], masks[:6])  # 0/1 masks cut at 0
+    assert np.bincount(data.target.labels).tolist() == [7, 7, 7]
+    np.testing.assert_array_equal(data.target.masks[data.target.labels == 1], masks[:7])  # 0/1 masks cut at 0
     # a given root wins over --data-dir; subsampling a class is seeded
     small = cdfss_folder(Context(seed=0), root=str(tmp_path), source="PASCAL", target="Deepglobe", image_size=8,
-                         max_target_per_class=5, episodes=2)
-    assert small.target.images.shape[2:] == (8, 8) and np.bincount(small.target.labels).tolist() == [5, 5, 5]
+                         max_target_per_class=6, episodes=2)
+    assert small.target.images.shape[2:] == (8, 8) and np.bincount(small.target.labels).tolist() == [6, 6, 6]
     with pytest.raises(DataUnavailable, match="ISIC"):
         cdfss_folder(Context(seed=0, data_dir=tmp_path), target="ISIC", source="PASCAL")
     with pytest.raises(DataUnavailable, match="--data-dir"):
         cdfss_folder(Context(seed=0))
+
+
+def test_sixteen_bit_images_and_masks_keep_their_values(tmp_path):
+    from PIL import Image
+
+    _write_domain(tmp_path, "PASCAL", ("disc", "square"), 3, 0)
+    rng = np.random.default_rng(0)
+    folder = tmp_path / "Chest X-ray" / "lungs"
+    folder.mkdir(parents=True)
+    grey = rng.integers(1000, 60001, size=(6, 16, 16)).astype(np.uint16)
+    labels = np.zeros((6, 16, 16), dtype=np.uint16)
+    labels[:, 4:12, 3:9] = 1  # a 0/1 label mask, stored in 16 bits
+    for i in range(6):
+        Image.fromarray(grey[i]).save(folder / f"{i}.png")
+        Image.fromarray(labels[i]).save(folder / f"{i}{cdfss.MASK_SUFFIX}")
+    assert Image.open(folder / "0_mask.png").mode == "I;16"
+    data = cdfss_folder(Context(seed=0, data_dir=tmp_path), source="PASCAL", target="Chest X-ray", image_size=16,
+                        episodes=2, cka_images=4)
+    expected = np.round(grey / 257.0)[:, None].repeat(3, axis=1)
+    assert np.abs(data.target.images.astype(float) - expected).max() <= 1.0  # scaled, not clipped to white
+    np.testing.assert_array_equal(data.target.masks, labels > 0)
+
+
+def test_folder_problems_fail_before_training_naming_the_file(tmp_path, monkeypatch):
+    import shutil
+
+    from PIL import Image
+
+    from harness.execute import execute_cell
+    from harness.tasks.base import DataError
+
+    good = tmp_path / "good"
+    _write_domain(good, "PASCAL", ("disc", "square"), 3, 0)
+    _write_domain(good, "FSS-1000", ("hexagon", "blob"), 6, 1)
+
+    def variant(name):
+        root = tmp_path / name
+        shutil.copytree(good, root)
+        return root, root / "FSS-1000" / "blob"
+
+    def load(root):
+        return cdfss_folder(Context(seed=0, data_dir=root), source="PASCAL", target="FSS-1000", image_size=16,
+                            episodes=2, cka_images=4)
+
+    load(good)
+    root, blob = variant("unpaired")
+    Image.fromarray(np.zeros((16, 16, 3), np.uint8)).save(blob / "extra.jpg")
+    with pytest.raises(DataError, match=r"1 image file\(s\) under .*FSS-1000 have no partner: blob/extra.jpg; "):
+        load(root)
+    root, blob = variant("sizes")
+    Image.fromarray(np.zeros((20, 16), np.uint8)).save(blob / "0008_mask.png")
+    with pytest.raises(DataError, match=r"blob/0008_mask.png is 16×20 but its image 0008.png is 16×16"):
+        load(root)
+    root, blob = variant("truncated")
+    (blob / "0009.png").write_bytes((blob / "0009.png").read_bytes()[:50])
+    with pytest.raises(DataError, match=r"1 of the 24 image files under .*FSS-1000 cannot be used.*blob/0009.png \(OSError"):
+        load(root)
+
+    # too few pairs for a 5-shot episode and its query: refused by the engine before the source training
+    root, blob = variant("few")
+    for i in (6, 7):
+        (blob / f"{i:04d}.png").unlink()
+        (blob / f"{i:04d}_mask.png").unlink()
+    started = []
+    monkeypatch.setattr(cdfss._SOURCE_TRAINING, "fit", lambda *args: started.append(args) or 0.0)
+    result = execute_cell({"task": "fewshot.cdfss", "dataset_id": "fss1000", "dataset_name": "cdfss-folder",
+                           "dataset_params": {"root": str(root), "image_size": 16, "episodes": 2, "cka_images": 4},
+                           "method_name": "dfn", "params": {}, "seed": 0, "split": "test", "device": "cpu",
+                           "threads": 1, "timeout_s": 60, "data_dir": None})
+    assert started == [] and result["status"] == "failed"
+    assert result["error"] == (f"DataError: cdfss-folder: {root / 'FSS-1000'}: class 'blob' has 4 image/mask pairs; "
+                               "5-shot episodes with 1 query (validation and test draw theirs from the same images) "
+                               "need at least 6 image/mask pairs per class")
 
 
 # --------------------------------------------------------------------------- DFN and SAM-SVN

@@ -1,6 +1,7 @@
 """The contract between the engine and a task: :class:`Task`, what it is handed
-(:class:`Context`), the one exception a dataset loader raises (:class:`DataUnavailable`),
-and the worker-lifetime caches a task may use (:class:`WorkerCache`, :class:`SourceTraining`).
+(:class:`Context`), the two exceptions a dataset loader raises (:class:`DataUnavailable`:
+the data is not here; :class:`DataError`: it is here but unusable), and the worker-lifetime
+caches a task may use (:class:`WorkerCache`, :class:`SourceTraining`).
 
 Kept free of heavy imports: the CLI imports this module when it validates specs.
 """
@@ -20,6 +21,17 @@ class DataUnavailable(Exception):
     """Raised by a dataset loader whose data (a local folder, a GPU) is not there.
 
     The engine records the cell as ``skipped`` with this message instead of failing it.
+    """
+
+
+class DataError(Exception):
+    """Raised by a dataset loader whose data is there but cannot serve the protocol.
+
+    Too few images in a class for the episodes, a file that does not decode, a mask whose
+    size differs from its image's: the loader checks these before any training, and the
+    message says it in the user's terms (the folder or file, what was found, what is needed
+    and why). The engine records the cell as ``failed`` with this message; unlike
+    :class:`DataUnavailable`, it is never a skip, because the user has something to fix.
     """
 
 
@@ -180,6 +192,8 @@ class Task(abc.ABC):
 
         Values must be finite numbers (the engine fails a cell that returns NaN or inf).
         Raise :class:`DataUnavailable` when the cell cannot run here (it is then skipped).
+        Data the protocol cannot use is the loader's to reject, with :class:`DataError`,
+        so that a cell fails before any training rather than after it.
         """
 
     @abc.abstractmethod

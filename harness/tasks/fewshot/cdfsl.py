@@ -40,10 +40,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task, WorkerCache
+from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
 from harness.tasks.fewshot.episodes import Episodes, sample_episodes
 from harness.tasks.fewshot.images import (
     IMAGE_SUFFIXES,
+    check_class_sizes,
+    check_images,
     class_folders,
     gratings,
     linear_cka,
@@ -150,14 +152,23 @@ def _digits_by_class(classes, per_class: int | None, rng: np.random.Generator) -
     return index, target[index]
 
 
-def _split_heldout(labels: np.ndarray, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of the training and the held-out images: ``fraction`` of every class held out."""
+def _check_fraction(fraction: float) -> None:
     if not 0.0 < fraction < 1.0:
         raise ValueError(f"heldout_fraction={fraction} must lie strictly between 0 and 1")
+
+
+def _heldout_count(size: int, fraction: float) -> int:
+    """How many of a source class's ``size`` images are held out from training."""
+    return max(1, int(round(fraction * size)))
+
+
+def _split_heldout(labels: np.ndarray, fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Positions of the training and the held-out images: ``fraction`` of every class held out."""
+    _check_fraction(fraction)
     train, heldout = [], []
     for label in np.unique(labels):
         members = rng.permutation(np.flatnonzero(labels == label))
-        cut = max(1, int(round(fraction * members.size)))
+        cut = _heldout_count(members.size, fraction)
         heldout.append(members[:cut])
         train.append(members[cut:])
     return np.sort(np.concatenate(train)), np.sort(np.concatenate(heldout))
@@ -291,7 +302,18 @@ def synthetic_digit_domains(
         strokes = upsample_digits(digits.images[index], image_size, max_shift, rng)
         grey, labels = style_images(strokes, target, shift, rng), digits.target[index]
     target_domain = Domain(target, to_rgb_uint8(grey), np.asarray(labels, dtype=np.int64))
+    _check_pool(target_domain.labels, ways, max(SHOTS), queries, f"the {target!r} target's {context.split} split")
+    _check_pool(source_heldout.labels, ways, SOURCE_SHOTS, queries, "the held-out source images")
     return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
+
+
+def _check_pool(labels: np.ndarray, ways: int, shots: int, queries: int, what: str) -> None:
+    """Raise before any training when ``labels`` cannot give the episodes (a parameter error: generated data)."""
+    classes, counts = np.unique(labels, return_counts=True)
+    if classes.size < ways or counts.min() < shots + queries:
+        raise ValueError(f"{what}: {classes.size} classes, the smallest with {counts.min()} images; {ways}-way "
+                         f"{shots}-shot {queries}-query episodes need {ways} classes of {shots + queries}: "
+                         "raise per_class (or heldout_fraction) or lower ways or queries")
 
 
 def _domain_folder(base: Path, name: str, prefer: str | None = None) -> Path:
@@ -338,8 +360,15 @@ def cdfsl_imagefolder(
     (None: all), drawn at random; the source's held-out images (``heldout_fraction`` of
     each class) give ``source_accuracy``; validation and test use disjoint halves of each
     target class. Missing folders skip the dataset with one line.
+
+    Before any image is read for training, the folders are checked, and a
+    :class:`~harness.tasks.base.DataError` names what is wrong: fewer than ``ways`` class
+    folders; a class with too few images for the episodes (counted in the folder, before
+    any halving or cap); a file that does not decode (every image of both folders is
+    decoded once per worker process, whichever a seed draws).
     """
     _check_budget(ways, queries, episodes, epochs, batch_size)
+    _check_fraction(heldout_fraction)
     base = Path(root) if root else (Path(context.data_dir) if context.data_dir else None)
     if base is None:
         raise DataUnavailable("cdfsl-imagefolder needs real data: pass --data-dir DIR (or set HARNESS_DATA_DIR) "
@@ -347,30 +376,69 @@ def cdfsl_imagefolder(
     source_context = _source_context(context)
     threads = max(1, int(context.threads))
     source_folder = _domain_folder(base, source, prefer="train")
+    target_folder = _domain_folder(base, target)
+    source_classes = class_folders(source_folder)
+    target_classes = class_folders(target_folder)
+    _check_source_classes(source_classes, source_folder, ways, queries, source_per_class, heldout_fraction)
+    _check_target_classes(target_classes, target_folder, ways, queries, target_per_class)
+    for folder, classes in ((source_folder, source_classes), (target_folder, target_classes)):
+        check_images([(path,) for _, files in classes for path in files], folder, "cdfsl-imagefolder", threads)
     source_key = ("cdfsl-imagefolder", context.seed, str(source_folder.resolve()), image_size, source_per_class,
                   heldout_fraction)
 
     def build_source():
         rng = source_context.rng("data", "imagefolder")
-        files, labels = _pick_files(class_folders(source_folder), source_per_class, rng, source_folder)
+        files, labels = _pick_files(source_classes, source_per_class, rng)
         train, heldout = _split_heldout(labels, heldout_fraction, rng)
         images = read_images(files, image_size, threads)
         return (Domain(source, images[train], labels[train]), Domain(f"{source}-heldout", images[heldout], labels[heldout]))
 
     source_train, source_heldout = _SOURCES.get_or_build(source_key, build_source)
-    target_folder = _domain_folder(base, target)
     partition = source_context.rng("partition", "imagefolder", target)
     halves = [(name, [files[i] for i in _half_for_split(np.arange(len(files)), context.split, partition)])
-              for name, files in class_folders(target_folder)]
-    files, labels = _pick_files(halves, target_per_class, context.rng("data", target), target_folder)
+              for name, files in target_classes]
+    files, labels = _pick_files(halves, target_per_class, context.rng("data", target))
     target_domain = Domain(target, read_images(files, image_size, threads), labels)
     return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
 
 
-def _pick_files(classes: list[tuple[str, list[Path]]], per_class: int | None, rng: np.random.Generator,
-                folder: Path) -> tuple[list[Path], np.ndarray]:
-    if len(classes) < 2:
-        raise DataUnavailable(f"cdfsl-imagefolder: {folder} holds {len(classes)} class folder(s) with images; need several")
+def _check_classes(classes: list[tuple[str, list[Path]]], folder: Path, ways: int, minimum: int, why: str) -> None:
+    """Raise :class:`DataError` when ``folder`` has fewer than ``ways`` classes or a class below ``minimum`` images."""
+    if len(classes) < ways:
+        found = ", ".join(repr(name) for name, _ in classes[:8]) + (", ..." if len(classes) > 8 else "")
+        raise DataError(f"cdfsl-imagefolder: {folder} holds {len(classes)} class folder(s) with images"
+                        f"{f' ({found})' if classes else ''}; {ways}-way episodes need at least {ways} (one sub-folder "
+                        "of images per class)")
+    check_class_sizes([(name, len(files)) for name, files in classes], folder, minimum, "cdfsl-imagefolder", why)
+
+
+def _check_source_classes(classes, folder: Path, ways: int, queries: int, per_class: int | None,
+                          fraction: float) -> None:
+    """Enough source classes, and enough images per class for the held-out source episodes."""
+    need = SOURCE_SHOTS + queries
+    minimum = need
+    while _heldout_count(minimum, fraction) < need:
+        minimum += 1
+    why = (f"source_accuracy's {ways}-way {SOURCE_SHOTS}-shot {queries}-query episodes on the {100 * fraction:g}% of "
+           "each class held out from training")
+    if per_class is not None and per_class < minimum:
+        raise ValueError(f"source_per_class={per_class} keeps too few images: {why} need {minimum} per class")
+    _check_classes(classes, folder, ways, minimum, why)
+
+
+def _check_target_classes(classes, folder: Path, ways: int, queries: int, per_class: int | None) -> None:
+    """Enough target classes, and enough images per class for the episodes of both halves (val and test)."""
+    need = max(SHOTS) + queries
+    why = (f"{ways}-way {max(SHOTS)}-shot {queries}-query episodes on half of each class for validation and the "
+           "other half for test")
+    if per_class is not None and per_class < need:
+        raise ValueError(f"target_per_class={per_class} keeps too few images: {max(SHOTS)}-shot {queries}-query "
+                         f"episodes need {need} per class")
+    _check_classes(classes, folder, ways, 2 * need, why)
+
+
+def _pick_files(classes: list[tuple[str, list[Path]]], per_class: int | None,
+                rng: np.random.Generator) -> tuple[list[Path], np.ndarray]:
     files, labels = [], []
     for label, (_, members) in enumerate(classes):
         if per_class is not None and len(members) > per_class:

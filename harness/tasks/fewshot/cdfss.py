@@ -35,9 +35,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataUnavailable, SourceTraining, Task
+from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task
 from harness.tasks.fewshot.episodes import sample_episodes
-from harness.tasks.fewshot.images import IMAGE_SUFFIXES, linear_cka
+from harness.tasks.fewshot.images import (
+    IMAGE_SUFFIXES,
+    SIXTEEN_BIT_MODES,
+    as_rgb,
+    check_class_sizes,
+    check_images,
+    linear_cka,
+)
 
 SHOTS = (1, 5)
 SOURCE_SHAPES = ("disc", "square", "triangle", "cross", "ring", "ellipse", "star", "bar")
@@ -458,8 +465,8 @@ def synthetic_shapes(
 MASK_SUFFIX = "_mask.png"
 
 
-def _pairs_in(folder: Path) -> list[tuple[Path, Path]]:
-    """(image, mask) pairs of one class folder, sorted by name.
+def _pairs_in(folder: Path) -> tuple[list[tuple[Path, Path]], list[Path]]:
+    """(image, mask) pairs of one class folder, sorted by name, and the image files left without a partner.
 
     A mask is ``<stem>_mask.png``, or ``<stem>.png`` beside a ``<stem>.jpg``/``.jpeg``
     (FSS-1000's own layout). Every other image file with a mask is an image.
@@ -475,39 +482,63 @@ def _pairs_in(folder: Path) -> list[tuple[Path, Path]]:
             mask = files.get(f"{stem}.png")
         if mask is not None:
             pairs.append((path, mask))
-    return pairs
+    paired = {path for pair in pairs for path in pair}
+    return pairs, [path for _, path in sorted(files.items()) if path not in paired]
 
 
-def _read_domain(root: Path, domain: str, image_size: int, max_per_class: int | None,
-                 rng: np.random.Generator) -> SegmentationSet:
-    """Every (image, mask) pair under ``root/domain/<class>/``, resized to image_size²."""
-    from PIL import Image
-
+def _domain_pairs(root: Path, domain: str) -> tuple[Path, list[tuple[str, list[tuple[Path, Path]]]]]:
+    """``root/domain`` and its classes, each with its (image, mask) pairs; every image file must pair."""
     folder = root / domain
     if not folder.is_dir():
         raise DataUnavailable(f"cdfss-folder: no folder {folder} (expected {domain}/<class>/<name>.jpg "
                               f"with its mask <name>.png beside it)")
-    images, masks, labels, names = [], [], [], []
+    classes, unpaired = [], []
     for class_dir in sorted(p for p in folder.iterdir() if p.is_dir()):
-        pairs = _pairs_in(class_dir)
-        if not pairs:
-            continue
+        pairs, alone = _pairs_in(class_dir)
+        unpaired.extend(alone)
+        if pairs:
+            classes.append((class_dir.name, pairs))
+    if unpaired:
+        shown = ", ".join(str(p.relative_to(folder)) for p in unpaired[:5]) + (", ..." if len(unpaired) > 5 else "")
+        raise DataError(f"cdfss-folder: {len(unpaired)} image file(s) under {folder} have no partner: {shown}; "
+                        "each image <name>.jpg needs its mask <name>.png beside it, or an image <name>.png its "
+                        "mask <name>_mask.png")
+    if not classes:
+        raise DataError(f"cdfss-folder: {folder} holds no class folder with (image, mask) pairs (expected "
+                        f"{domain}/<class>/<name>.jpg with its mask <name>.png beside it)")
+    return folder, classes
+
+
+def read_mask(path: Path, image_size: int) -> np.ndarray:
+    """The binary mask in ``path`` at image_size², resized nearest on its own values.
+
+    16-bit masks keep their values (Pillow's conversion to 8 bits would clip them). 0/255
+    masks (the benchmarks') are cut at 128 as PATNet does; 0/1 masks at 0.
+    """
+    from PIL import Image
+
+    with Image.open(path) as im:
+        im = im.convert("I") if im.mode in SIXTEEN_BIT_MODES else im.convert("L")
+        values = np.asarray(im.resize((image_size, image_size), Image.NEAREST))
+    return values >= 128 if values.max() > 1 else values > 0
+
+
+def _read_pairs(classes: list[tuple[str, list[tuple[Path, Path]]]], image_size: int, max_per_class: int | None,
+                rng: np.random.Generator) -> SegmentationSet:
+    """The (image, mask) pairs of ``classes``, at most ``max_per_class`` of each (seeded), resized to image_size²."""
+    from PIL import Image
+
+    images, masks, labels = [], [], []
+    for label, (_, pairs) in enumerate(classes):
         if max_per_class is not None and len(pairs) > max_per_class:
             pairs = [pairs[i] for i in sorted(rng.choice(len(pairs), max_per_class, replace=False))]
-        label = len(names)
-        names.append(class_dir.name)
         for image_path, mask_path in pairs:
             with Image.open(image_path) as im:
-                rgb = im.convert("RGB").resize((image_size, image_size), Image.BILINEAR)
-            with Image.open(mask_path) as im:
-                grey = np.asarray(im.convert("L").resize((image_size, image_size), Image.NEAREST))
-            # 0/255 masks (the benchmarks') are cut at 128 as PATNet does; 0/1 masks at 0
-            masks.append(grey >= 128 if grey.max() > 1 else grey > 0)
+                rgb = as_rgb(im).resize((image_size, image_size), Image.BILINEAR)
             images.append(np.asarray(rgb, dtype=np.uint8).transpose(2, 0, 1))
+            masks.append(read_mask(mask_path, image_size))
             labels.append(label)
-    if not images:
-        raise DataUnavailable(f"cdfss-folder: {folder} holds no class folder with (image, mask) pairs")
-    return SegmentationSet(np.stack(images), np.stack(masks), np.asarray(labels), tuple(names))
+    return SegmentationSet(np.stack(images), np.stack(masks), np.asarray(labels), tuple(name for name, _ in classes))
 
 
 def cdfss_folder(
@@ -528,7 +559,7 @@ def cdfss_folder(
 
     Layout: ``<data-dir>/<domain>/<class>/<name>.jpg`` with its binary mask
     ``<name>.png`` beside it (FSS-1000's own layout), or ``<name>_mask.png`` beside a PNG
-    image; anything else in a class folder is ignored. The domains as PATNet prepares
+    image; files that are not images are ignored. The domains as PATNet prepares
     them: ``PASCAL`` (VOC 2012 + SBD, a folder per class holding that class's masks),
     ``Deepglobe`` (the 6 land-cover classes), ``ISIC`` (the 3 lesion classes),
     ``Chest X-ray`` (one class, lungs) and ``FSS-1000`` (its 240 test classes). Images are
@@ -538,6 +569,12 @@ def cdfss_folder(
     The benchmarks have no validation split: validation episodes come from their own
     stream over the same target images. ``max_*_per_class`` subsample a class (seeded;
     ``None`` keeps all).
+
+    Before any training, a :class:`~harness.tasks.base.DataError` names what is wrong: an
+    image file without its mask (or a mask without its image), a target class with fewer
+    pairs than a 5-shot episode and its queries, a file that does not decode or a mask
+    whose size differs from its image's (every pair of both domains is decoded once per
+    worker process, whichever a seed draws).
     """
     base = Path(root) if root else context.data_dir
     if base is None:
@@ -546,10 +583,21 @@ def cdfss_folder(
     base = Path(base)
     if queries < 1 or episodes < 1 or cka_images < 2:
         raise ValueError("episodes and queries must be ≥ 1 and cka_images ≥ 2")
+    need = max(SHOTS) + queries
+    if max_target_per_class is not None and max_target_per_class < need:
+        raise ValueError(f"max_target_per_class={max_target_per_class} keeps too few pairs: {max(SHOTS)}-shot "
+                         f"episodes with {queries} quer{'y' if queries == 1 else 'ies'} need {need} per class")
+    source_folder, source_classes = _domain_pairs(base, source)
+    target_folder, target_classes = _domain_pairs(base, target)
+    check_class_sizes([(name, len(pairs)) for name, pairs in target_classes], target_folder, need, "cdfss-folder",
+                      f"{max(SHOTS)}-shot episodes with {queries} quer{'y' if queries == 1 else 'ies'} (validation and "
+                      "test draw theirs from the same images)", noun="image/mask pair")
+    for folder, classes in ((source_folder, source_classes), (target_folder, target_classes)):
+        check_images([pair for _, pairs in classes for pair in pairs], folder, "cdfss-folder", max(1, int(context.threads)))
     # the source selection must not depend on the split or the target: the source model is shared
     source_rng = dataclasses.replace(context, split="train", dataset=SOURCE_STREAM).rng("data", source)
-    source_set = _read_domain(base, source, image_size, max_source_per_class, source_rng)
-    target_set = _read_domain(base, target, image_size, max_target_per_class, context.rng("data", target))
+    source_set = _read_pairs(source_classes, image_size, max_source_per_class, source_rng)
+    target_set = _read_pairs(target_classes, image_size, max_target_per_class, context.rng("data", target))
     n_episodes = episodes if context.split != "val" or val_episodes is None else val_episodes
     source_key = f"cdfss-folder/{base.resolve()}/{source}/{image_size}/{max_source_per_class}/seed{context.seed}"
     return CrossDomainSegmentationData(source_set, target_set, int(n_episodes), int(queries), int(cka_images), source_key)

@@ -3,7 +3,9 @@
 * synthetic images: :func:`resize_bilinear`, :func:`translate`, :func:`upsample_digits`
   (scikit-learn's bundled 8×8 digits at any size), :func:`gratings` (oriented sinusoids),
   :func:`smooth_noise` (a low-frequency random texture), :func:`to_rgb_uint8`;
-* real images: :func:`read_image_folder` (one sub-folder per class, read with Pillow) and
+* real images: :func:`class_folders` (one sub-folder per class), :func:`read_images` (with
+  Pillow; 16-bit images scaled to 8 bits, not clipped: :func:`as_rgb`), :func:`check_images`
+  (every file of a folder decoded once per process, before any training) and
   :func:`write_image_folder` (the same layout, for tests and tiny configurations);
 * :func:`linear_cka`, the domain-similarity measure between two sets of features.
 
@@ -15,6 +17,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+
+from harness.tasks.base import DataError, WorkerCache
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm")
 
@@ -135,12 +139,33 @@ def class_folders(folder: Path) -> list[tuple[str, list[Path]]]:
     return classes
 
 
+# Pillow's integer modes for 16-bit files (PNG, TIFF): their values span 0..65535
+SIXTEEN_BIT_MODES = ("I;16", "I;16L", "I;16B", "I;16N", "I")
+
+
+def as_rgb(image):
+    """``image`` as an 8-bit RGB Pillow image, 16-bit greyscale scaled by 255/65535.
+
+    Pillow's own ``convert("RGB")`` clips a 16-bit greyscale image at 255, which turns
+    almost every pixel white; 16-bit colour PNGs Pillow already reads as 8-bit RGB. Mode
+    ``I`` (how some Pillow versions and TIFFs give 16-bit greyscale) is taken to span
+    0..65535 as well; values outside are clipped.
+    """
+    from PIL import Image
+
+    if image.mode in SIXTEEN_BIT_MODES:
+        values = np.asarray(image, dtype=np.float64)
+        grey = np.round(np.clip(values, 0.0, 65535.0) * (255.0 / 65535.0)).astype(np.uint8)
+        return Image.fromarray(grey).convert("RGB")
+    return image.convert("RGB")
+
+
 def load_image(path: Path, size: int) -> np.ndarray:
     """(3, size, size) uint8: the image's shorter side resized to ``size``, then a centre crop."""
     from PIL import Image
 
     with Image.open(path) as image:
-        image = image.convert("RGB")
+        image = as_rgb(image)
         width, height = image.size
         scale = size / min(width, height)
         new_size = (max(size, round(width * scale)), max(size, round(height * scale)))
@@ -164,6 +189,78 @@ def read_images(files: list[Path], size: int, threads: int = 1) -> np.ndarray:
         for i, image in enumerate(pool.map(lambda p: load_image(p, size), files)):
             out[i] = image
     return out
+
+
+def check_class_sizes(counts: list[tuple[str, int]], folder: Path, minimum: int, who: str, why: str,
+                      noun: str = "image") -> None:
+    """Raise :class:`DataError` naming the classes of ``folder`` holding fewer than ``minimum`` items.
+
+    ``counts`` (class name, count) are what the folder holds, before any cap or split, so
+    the message matches what the user sees on disk; ``why`` says what needs the minimum.
+    """
+    short = sorted((count, name) for name, count in counts if count < minimum)
+    if short:
+        named = ", ".join(f"class {name!r} has {count} {noun}{'s' * (count != 1)}" for count, name in short[:3])
+        more = f" (and {len(short) - 3} more classes)" if len(short) > 3 else ""
+        raise DataError(f"{who}: {folder}: {named}{more}; {why} need at least {minimum} {noun}s per class")
+
+
+_CHECKED = WorkerCache(64)  # (folder, its files' names, sizes and times) → the problems found
+
+
+def _problem(group: tuple[Path, ...]) -> str | None:
+    """Why the files of ``group`` (an image, or an image and its mask) cannot be used, or None."""
+    from PIL import Image
+
+    sizes = []
+    for path in group:
+        try:
+            with Image.open(path) as image:
+                sizes.append(image.size)
+                image.draft(image.mode, (1, 1))  # a JPEG decodes at 1/8 scale: every byte still read
+                image.load()
+        except Exception as exc:  # Pillow raises OSError, SyntaxError, ValueError, ... for broken files
+            return f"{path} ({type(exc).__name__}: {exc})"
+    if len(set(sizes)) > 1:
+        (w0, h0), (w1, h1) = sizes[0], sizes[1]
+        return f"{group[1]} is {w1}×{h1} but its image {group[0].name} is {w0}×{h0}"
+    return None
+
+
+def check_images(groups: list[tuple[Path, ...]], folder: Path, who: str, threads: int = 1) -> None:
+    """Decode every file of ``groups`` once per process; raise :class:`DataError` naming each that fails.
+
+    A group is one image, or an image and its mask (which must then share its size). Every
+    file is checked, not only those a seed draws, so a corrupt file is one error before any
+    training, whatever the seed. The result is kept per ``folder`` and the files' names,
+    sizes and modification times, so the cells that follow in this worker do not decode
+    again, and a file replaced since is checked anew.
+    """
+    import hashlib
+    import os
+
+    stats = []
+    for group in groups:
+        for path in group:
+            status = os.stat(path)
+            stats.append((str(path), status.st_size, status.st_mtime_ns))
+    key = (str(Path(folder).resolve()), hashlib.sha256(repr(stats).encode()).hexdigest())
+
+    def build() -> tuple[str, ...]:
+        if threads <= 1 or len(groups) < 64:
+            found = [_problem(group) for group in groups]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(max_workers=threads) as pool:  # Pillow releases the GIL while decoding
+                found = list(pool.map(_problem, groups))
+        return tuple(p for p in found if p is not None)
+
+    problems = _CHECKED.get_or_build(key, build)
+    if problems:
+        shown = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise DataError(f"{who}: {len(problems)} of the {len(stats)} image files under {folder} cannot be used "
+                        f"(every file is decoded once before any training): {shown}. Replace or remove them")
 
 
 def write_image_folder(root: Path, images_by_class: dict[str, np.ndarray]) -> Path:

@@ -6,6 +6,8 @@ import io
 import json
 import re
 import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
@@ -458,3 +460,48 @@ def test_the_plot_has_one_panel_per_dataset_each_on_its_own_scale(toy_env, tmp_p
     finally:
         plt.close(fig)
 
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; .ci/run installs it
+WINDOW_WIDTH = 1400
+# opens every collapsed table (a reader will), then writes the page's widths into its title for --dump-dom
+PROBE = ("<script>document.querySelectorAll('details').forEach(d => d.open = true);"
+         "const e = document.documentElement;"
+         "document.title = `widths ${e.scrollWidth} ${e.clientWidth} height ${e.scrollHeight}`;</script>")
+COMMITTED = sorted(p.parent for p in (ROOT / "results").glob("*/*/spec.yaml"))
+
+
+def chromium(profile_dir: Path, *args: str) -> str:
+    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile_dir}",
+                           *args], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install chromium")
+@pytest.mark.parametrize("committed", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_page_fits_1400_px_without_a_horizontal_scrollbar(committed, tmp_path):
+    """Each committed results folder's page, rebuilt, every table open, in a 1400 px wide headless Chromium:
+    nothing wider than the window. A screenshot of the whole page is left beside it for a person to look at
+    (pytest keeps the last three runs' tmp_path: /tmp/pytest-of-$USER/pytest-current/...)."""
+    from PIL import Image
+
+    folder = tmp_path / committed.name
+    shutil.copytree(committed, folder)
+    write_leaderboard(folder)
+    page = folder / "leaderboard.html"
+    probe = folder / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path / "chromium", f"--window-size={WINDOW_WIDTH},1000", "--dump-dom", probe.as_uri())
+    found = re.search(r"<title>widths (\d+) (\d+) height (\d+)</title>", dom)
+    assert found, f"the probe did not run: {dom[:300]}"
+    scroll_width, client_width, height = map(int, found.groups())
+
+    screenshot = tmp_path / f"{committed.parent.name}-{committed.name}.png"
+    chromium(tmp_path / "chromium", f"--window-size={WINDOW_WIDTH},{min(height, 16000)}",
+             f"--screenshot={screenshot}", page.as_uri())
+    with Image.open(screenshot) as image:
+        assert image.width == WINDOW_WIDTH and image.height > 500
+    assert client_width > WINDOW_WIDTH - 40  # the window really was 1400 px wide (less a vertical scrollbar)
+    assert scroll_width <= client_width, (f"{committed.parent.name}/{committed.name}: the page is {scroll_width} px "
+                                          f"wide in a {client_width} px window; see {screenshot}")

@@ -1,14 +1,19 @@
 """Leaderboards, computed only from a results folder (``spec.yaml`` + ``runs.jsonl``).
 
 Per dataset: methods ranked by the primary metric's direction, mean and 95% t-interval
-over seeds for every reported metric. A dataset where no method's primary metric varies
-across seeds is flagged: the seed does not change its instance, so it has no interval.
-Across datasets: the mean win rate. Outputs Markdown, CSV and a static HTML page with a
-plot; the claims' verdicts go to ``claims.json`` for the index.
+over seeds for every reported metric; a method whose interval overlaps the best one's is
+marked as tied with it (≈). A dataset where no method's primary metric varies across seeds
+is flagged: the seed does not change its instance, so it has no interval. A dataset where
+every method's interval of the primary metric contains the task's chance level is not
+ranked and is left out of the win rate: there is nothing to rank there but noise. Across
+datasets: the mean win rate. Outputs Markdown, CSV and a static HTML page with one plot
+panel per dataset; the claims' verdicts go to ``claims.json`` for the index.
 
 Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
-:func:`harness.metrics.read_metric_table`), never from the plugins registered in this
-process, so any folder can be rebuilt anywhere.
+:func:`harness.metrics.read_metric_table`), chance levels from ``chance.json`` and the
+datasets a run left out from ``skipped.json``, never from the plugins registered in this
+process, so any folder can be rebuilt anywhere (an older folder without the last two
+simply has no chance levels and no skipped datasets).
 """
 from __future__ import annotations
 
@@ -16,17 +21,21 @@ import csv
 import html
 import io
 import json
+import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from harness.claims import check_claim
-from harness.metrics import Metric, read_metric_table
-from harness.stats import mean_and_half_width
-from harness.store import newest_code_only, read_runs, write_atomic
+from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
+from harness.metrics import Metric, read_chance_table, read_metric_table
+from harness.stats import FLOAT_NOISE, mean_and_half_width
+from harness.store import newest_code_only, read_runs, read_skipped_datasets, write_atomic
 
 FORMATS = ("md", "csv", "html")
+TIED = "≈"  # after a rank: the method's interval overlaps the best method's
+AT_CHANCE = "at chance"
 
 
 class NoResults(FileNotFoundError):
@@ -44,6 +53,16 @@ class Cell:
         """Two or more seeds, all with the same value: a mean, but no interval."""
         return self.n >= 2 and self.half_width == 0.0
 
+    def contains(self, value: float) -> bool:
+        """Whether the 95% interval holds ``value``; without one (one seed, no spread), whether the mean is ``value``."""
+        slack = FLOAT_NOISE * max(1.0, abs(self.mean), abs(value))
+        return abs(self.mean - value) <= (self.half_width or 0.0) + slack
+
+    def overlaps(self, other: "Cell") -> bool:
+        """Whether the two 95% intervals (a lone mean without one) share a point."""
+        slack = FLOAT_NOISE * max(1.0, abs(self.mean), abs(other.mean))
+        return abs(self.mean - other.mean) <= (self.half_width or 0.0) + (other.half_width or 0.0) + slack
+
 
 @dataclass
 class Row:
@@ -53,9 +72,12 @@ class Row:
     metrics: dict[str, Cell]
     seeds_ok: int
     seeds_failed: int
-    rank: int = 0
+    rank: int = 0  # 0: not ranked (no primary value, or a dataset at chance)
     devices: tuple[str, ...] = ()
     errors: tuple[str, ...] = ()
+    seeds_skipped: int = 0
+    skips: tuple[str, ...] = ()  # the distinct reasons its skipped seeds give
+    tied: bool = False  # ranked below the best, with a 95% interval of the primary metric that overlaps the best's
 
 
 def summarise(values: list[float]) -> Cell:
@@ -78,8 +100,13 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     return meta, list(latest.values())
 
 
-def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric]) -> dict[str, list[Row]]:
-    """Per dataset, its rows ranked by the primary metric; ``metrics`` is the folder's metric table."""
+def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
+               chance: dict[str, dict[str, float]] | None = None) -> dict[str, list[Row]]:
+    """Per dataset, its rows ranked by the primary metric; ``metrics`` is the folder's metric table.
+
+    ``chance`` (dataset → metric → level, the folder's ``chance.json``): a dataset where every
+    method is at chance on the primary metric keeps its order but gets no ranks.
+    """
     spec = meta["spec"]
     primary = spec["metrics"]["primary"]
     goal = metrics[primary].goal
@@ -91,31 +118,52 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric]) -> dict
         groups.setdefault((row["dataset"], row["method"]), []).append(row)
     for (dataset, method), group in groups.items():
         ok = [r for r in group if r["status"] == "ok"]
-        metrics = {}
+        cells = {}
         for name in spec["metrics"]["report"]:
             values = [r["metrics"][name] for r in ok if name in r["metrics"]]
             if values:
-                metrics[name] = summarise(values)
+                cells[name] = summarise(values)
+        skipped = [r for r in group if r["status"] == "skipped"]
         tables.setdefault(dataset, []).append(Row(
-            dataset, method, group[0]["kind"], metrics, len(ok),
+            dataset, method, group[0]["kind"], cells, len(ok),
             sum(r["status"] in ("failed", "timed-out") for r in group),
             devices=tuple(sorted({r["device"] for r in group if r.get("device")})),
             errors=tuple(dict.fromkeys(f"{r['status']}: {r['error']}" for r in group if r["status"] in ("failed", "timed-out"))),
+            seeds_skipped=len(skipped),
+            skips=tuple(dict.fromkeys(str(r.get("error") or "no reason recorded") for r in skipped)),
         ))
     sign = -1 if goal == "max" else 1
-    for table in tables.values():
+    for dataset, table in tables.items():
         table.sort(key=lambda r: (primary not in r.metrics, sign * r.metrics[primary].mean if primary in r.metrics else 0,
                                   method_order.index(r.method) if r.method in method_order else 0))
+        if _all_at_chance(table, primary, (chance or {}).get(dataset, {}).get(primary)):
+            continue  # nothing to rank but noise
         for i, row in enumerate(table):
             row.rank = i + 1 if primary in row.metrics else 0
+        best = table[0].metrics.get(primary) if table else None
+        for row in table[1:]:
+            row.tied = best is not None and row.rank > 0 and row.metrics[primary].overlaps(best)
     return {d: tables[d] for d in sorted(tables, key=lambda d: dataset_order.index(d) if d in dataset_order else 1e9)}
 
 
-def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Metric]) -> dict[str, tuple[float, int]]:
-    """Mean over datasets of the share of other methods beaten on the primary mean (ties count ½)."""
+def _all_at_chance(table: list[Row], metric: str, level: float | None) -> bool:
+    cells = [r.metrics[metric] for r in table if metric in r.metrics]
+    return level is not None and bool(cells) and all(c.contains(level) for c in cells)
+
+
+def at_chance(tables: dict[str, list[Row]], metric: str, chance: dict[str, dict[str, float]]) -> list[str]:
+    """Datasets where every method's 95% interval of ``metric`` contains its chance level (every mean is it, without one)."""
+    return [d for d, table in tables.items() if _all_at_chance(table, metric, chance.get(d, {}).get(metric))]
+
+
+def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Metric],
+              leave_out: tuple[str, ...] | list[str] = ()) -> dict[str, tuple[float, int]]:
+    """Mean over datasets (less ``leave_out``) of the share of other methods beaten on the primary mean (ties count ½)."""
     goal = metrics[primary].goal
     per_method: dict[str, list[float]] = {}
-    for table in tables.values():
+    for dataset, table in tables.items():
+        if dataset in leave_out:
+            continue
         scored = [r for r in table if primary in r.metrics]
         for row in scored:
             others = [o for o in scored if o is not row]
@@ -143,18 +191,57 @@ def zero_variance(tables: dict[str, list[Row]], primary: str) -> list[str]:
     return flagged
 
 
+@dataclass
+class Board:
+    """Everything a leaderboard shows, computed from one results folder."""
+
+    meta: dict[str, Any]
+    rows: list[dict]
+    tables: dict[str, list[Row]]
+    verdicts: list
+    metrics: dict[str, Metric]
+    chance: dict[str, dict[str, float]] = field(default_factory=dict)  # dataset → metric → level
+    skipped_datasets: list[dict[str, str]] = field(default_factory=list)  # the latest run left these out
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.meta["spec"]
+
+    @property
+    def primary(self) -> str:
+        return self.spec["metrics"]["primary"]
+
+    @cached_property
+    def at_chance(self) -> list[str]:
+        return at_chance(self.tables, self.primary, self.chance)
+
+    @cached_property
+    def zero_variance(self) -> list[str]:
+        return zero_variance(self.tables, self.primary)
+
+
 def fmt(value: float) -> str:
     if value == 0 or 1e-3 <= abs(value) < 1e4:
         return f"{value:.3f}"
     return f"{value:.3g}"
 
 
-def fmt_cell(cell: Cell | None) -> str:
+def fmt_cell(cell: Cell | None, chance: float | None = None) -> str:
+    """``mean ± half-width``; "(at chance)" when the interval contains ``chance``."""
     if cell is None:
         return "—"
+    notes = []
     if cell.no_spread:
-        return f"{fmt(cell.mean)} ({cell.n} seeds, no spread)"
-    return fmt(cell.mean) + (f" ± {fmt(cell.half_width)}" if cell.half_width is not None else " (1 seed)")
+        text = fmt(cell.mean)
+        notes.append(f"{cell.n} seeds, no spread")
+    elif cell.half_width is None:
+        text = fmt(cell.mean)
+        notes.append("1 seed")
+    else:
+        text = f"{fmt(cell.mean)} ± {fmt(cell.half_width)}"
+    if chance is not None and cell.contains(chance):
+        notes.append(AT_CHANCE)
+    return text + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def _table_text(text: str) -> str:
@@ -162,92 +249,212 @@ def _table_text(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
 
 
-def _header(meta: dict, rows: list[dict]) -> list[str]:
-    spec = meta["spec"]
+# --------------------------------------------------------------------------- the page, as blocks
+# Markdown and HTML are written from the same blocks: a heading, a paragraph, a list item, a
+# table (its cells plain text with **bold** and `code`, or (text, CSS class)), the plot.
+
+
+@dataclass
+class Table:
+    header: list[str]
+    rows: list[list]  # a cell is its text, or (text, CSS class) for the HTML page
+    summary: str | None = None  # a secondary table: under this line in Markdown, collapsed under it in HTML
+
+
+def _text(cell) -> str:
+    return cell[0] if isinstance(cell, tuple) else cell
+
+
+def _unit(metric: Metric, value: float) -> str:
+    return f"{value:g}{' ' + metric.unit if metric.unit else ''}"
+
+
+def _header_lines(board: Board) -> list[str]:
+    meta, rows, spec, primary = board.meta, board.rows, board.spec, board.primary
     commits = sorted({r["git_commit"] for r in rows})
     devices = sorted({r["device"] for r in rows if r.get("device")})
     versions = rows[-1]["versions"] if rows else {}
     task_versions = sorted({r["task_version"] for r in rows})
     seeds = sorted({r["seed"] for r in rows})
-    return [
-        f"- spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
+    lines = [
+        f"spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
         f"version {', '.join(task_versions) or '?'}",
-        f"- seeds: {', '.join(map(str, seeds))}; every value is the mean ± the half-width of a 95% t-interval over seeds "
+        f"seeds: {', '.join(map(str, seeds))}; every value is the mean ± the half-width of a 95% t-interval over seeds "
         f"(test split; tuning used only the validation split)",
-        f"- hardware: {'; '.join(devices) or 'none recorded'}",
-        f"- commit: {', '.join(commits) or 'unknown'}; " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+        f"rank: by {primary} {board.metrics[primary].arrow}; “{TIED}” after a rank: that method's 95% interval of "
+        f"{primary} overlaps the best method's, so these seeds do not separate the two",
     ]
+    if any(board.chance.values()):
+        lines.append(f"chance level: the value a metric takes at chance, as the task declares it (1/N for N-way "
+                     f"accuracy, 0 for the adjusted Rand index); “{AT_CHANCE}” marks a value whose 95% interval "
+                     f"contains it (or, without an interval, whose mean is it); a dataset where every method is at "
+                     f"chance on {primary} is not ranked and is left out of the mean win rate")
+    lines += [
+        f"hardware: {'; '.join(devices) or 'none recorded'}",
+        f"commit: {', '.join(commits) or 'unknown'}; " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+    ]
+    return lines
 
 
-def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], verdicts: list,
-                    metrics: dict[str, Metric]) -> str:
-    spec = meta["spec"]
-    primary = spec["metrics"]["primary"]
+VERDICT_CLASS = {REPRODUCED: "reproduced", NOT_REPRODUCED: "not-reproduced", INCONCLUSIVE: "inconclusive"}
+
+
+def _claim_blocks(board: Board) -> list:
+    if not board.verdicts:
+        return []
+    blocks: list = [("h2", "Claims"), ("p",
+                    "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
+                    "seed's differences over the claim's datasets (they share what the seed drew); one per "
+                    "(dataset, seed) cell only where the claim declares its datasets independent draws. "
+                    "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval"
+                    + (f"; “every method {AT_CHANCE}”: no method is above chance there, so its difference compares "
+                       f"noise" if any(board.chance.values()) else "") + ".")]
+    rows = []
+    for v in board.verdicts:
+        evidence = v.reason
+        if v.mean_difference is not None:
+            lo, hi = v.interval
+            evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
+                        f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
+                        f"{v.pairs_text()}; {v.reason}")
+        chance_datasets = set(at_chance(board.tables, v.metric, board.chance))
+        spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
+                           for e in v.per_dataset)
+        rows.append([f"`{v.claim}`", (f"**{v.verdict}**", f"verdict {VERDICT_CLASS.get(v.verdict, '')}".strip()),
+                     v.says, v.provenance(), evidence, spread or "—"])
+    blocks.append(("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"], rows)))
+    return blocks
+
+
+def _win_rate_blocks(board: Board) -> list:
+    primary, metrics = board.primary, board.metrics
+    left_out = board.at_chance
+    rates = win_rates(board.tables, primary, metrics, leave_out=left_out)
+    blocks: list = []
+    if rates:
+        kinds = {r.method: r.kind for t in board.tables.values() for r in t}
+        rows = [[method, kinds[method], f"{rate:.3f}", str(n)]
+                for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0])]
+        blocks += [("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"),
+                   ("table", Table(["method", "kind", "mean win rate", "datasets"], rows))]
+    if left_out:
+        if not rates:
+            blocks.append(("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"))
+        blocks.append(("p", f"Left out of the win rate and not ranked: {', '.join(left_out)}: every method's 95% "
+                            f"interval of {primary} contains the chance level there."))
+    return blocks
+
+
+def _skipped_blocks(board: Board) -> list:
+    if not board.skipped_datasets:
+        return []
+    return [("h2", "Datasets not run"),
+            ("p", "The latest run left these datasets out before planning any cell:")] + [
+        ("li", f"`{s['dataset']}`: {s['reason']}") for s in board.skipped_datasets]
+
+
+def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
+    spec, metrics, primary = board.spec, board.metrics, board.primary
     report = spec["metrics"]["report"]
-    out = [f"# {spec['title']}", "", f"Leaderboard of `{spec['name']}` — {meta['profile']} profile.", ""]
+    entry = {d.get("id", d["name"]): d for d in spec["datasets"]}.get(dataset, {})
+    params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
+    levels = board.chance.get(dataset, {})
+    shown = sorted((m for m in levels if m in metrics), key=lambda m: report.index(m) if m in report else len(report))
+    blocks: list = [("h2", dataset), ("p", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else "")
+                                           + ("; chance level: " + ", ".join(f"{m} {_unit(metrics[m], levels[m])}"
+                                                                             for m in shown) if shown else ""))]
+    if dataset in board.at_chance:
+        blocks.append(("p", f"**Not ranked, at chance:** every method's 95% interval of {primary} contains its chance "
+                            f"level ({_unit(metrics[primary], levels[primary])}): no method does better than "
+                            f"guessing here, so the order below is noise and the dataset is left out of the win rate."))
+    if dataset in board.zero_variance:
+        blocks.append(("p", f"**No interval:** {primary} is the same in every seed for every method with two or more "
+                            f"seeds here: the seed does not change this dataset's instance, so each row is one "
+                            f"measurement, not a mean over independent draws."))
+
+    def column(m: str) -> str:
+        return f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "")
+
+    main = [m for m in report if m == primary or not metrics[m].secondary]
+    extra = [m for m in report if m not in main]
+    rows = []
+    for row in table:
+        rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
+        rows.append([rank, row.method, row.kind, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
+                     str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
+    blocks.append(("table", Table(["rank", "method", "kind", *map(column, main), "seeds ok", "failed", "skipped"], rows)))
+    if extra or len({d for row in table for d in row.devices}) > 1:  # one device for all is in the page's header
+        details = [[row.method, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in extra),
+                    "; ".join(row.devices) or "—"] for row in table]
+        blocks.append(("table", Table(["method", *map(column, extra), "devices"], details,
+                                      summary=f"More columns of {dataset}: " + ", ".join([*extra, "devices"]))))
+    blocks += [("li", f"{row.method}: {error}") for row in table for error in row.errors]
+    skips: dict[str, list[Row]] = {}
+    for row in table:
+        for reason in row.skips:
+            skips.setdefault(reason, []).append(row)
+    blocks += [("li", f"skipped ({', '.join(f'{r.method} × {r.seeds_skipped}' for r in hit)}): {reason}")
+               for reason, hit in skips.items()]
+    return blocks
+
+
+def page_blocks(board: Board) -> list:
+    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write."""
+    spec = board.spec
+    blocks: list = [("h1", spec["title"]), ("p", f"Leaderboard of `{spec['name']}` — {board.meta['profile']} profile.")]
     if spec.get("description"):
-        out += [" ".join(spec["description"].split()), ""]
+        blocks.append(("p", " ".join(spec["description"].split())))
     if spec.get("paper"):
         paper = spec["paper"]
-        out += [f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else ""), ""]
-    out += _header(meta, rows) + [""]
-    if verdicts:
-        out += ["## Claims", "",
-                "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
-                "seed's differences over the claim's datasets (they share what the seed drew); one per "
-                "(dataset, seed) cell only where the claim declares its datasets independent draws. "
-                "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval.", "",
-                "| claim | verdict | says | source | evidence | per dataset |", "|---|---|---|---|---|---|"]
-        for v in verdicts:
-            evidence = v.reason
-            if v.mean_difference is not None:
-                lo, hi = v.interval
-                evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
-                            f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
-                            f"{v.pairs_text()}; {v.reason}")
-            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), evidence, v.spread_text() or "—"]
-            out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
-        out.append("")
-    rates = win_rates(tables, primary, metrics)
-    if rates:
-        out += [f"## Mean win rate across datasets ({primary} {metrics[primary].arrow})", "",
-                "| method | kind | mean win rate | datasets |", "|---|---|---|---|"]
-        kinds = {r.method: r.kind for t in tables.values() for r in t}
-        for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0]):
-            out.append(f"| {method} | {kinds[method]} | {rate:.3f} | {n} |")
-        out.append("")
-    datasets = {d.get("id", d["name"]): d for d in spec["datasets"]}
-    flagged = set(zero_variance(tables, primary))
-    for dataset, table in tables.items():
-        entry = datasets.get(dataset, {})
-        params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
-        out += [f"## {dataset}", "", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else ""), ""]
-        if dataset in flagged:
-            out += [f"**No interval:** {primary} is the same in every seed for every method with two or more seeds "
-                    f"here: the seed does not change this dataset's instance, so each row is one measurement, "
-                    f"not a mean over independent draws.", ""]
-        columns = [f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "") for m in report]
-        out += ["| rank | method | kind | " + " | ".join(columns) + " | seeds ok | failed |",
-                "|---|---|---|" + "---|" * len(columns) + "---|---|"]
-        for row in table:
-            cells = [fmt_cell(row.metrics.get(m)) for m in report]
-            out.append(f"| {row.rank or '—'} | {row.method} | {row.kind} | " + " | ".join(cells)
-                       + f" | {row.seeds_ok} | {row.seeds_failed} |")
-        errors = [(row.method, e) for row in table for e in row.errors]
-        if errors:
-            out += [""] + [f"- {method}: {error}" for method, error in errors]
-        out.append("")
-    return "\n".join(out)
+        blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
+    blocks += [("li", line) for line in _header_lines(board)]
+    blocks.append(("figure",))
+    blocks += _claim_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    for dataset, table in board.tables.items():
+        blocks += _dataset_blocks(board, dataset, table)
+    return blocks
 
 
-def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
+def render_markdown(board: Board) -> str:
+    out: list[str] = []
+    previous = None
+    for block in page_blocks(board):
+        kind = block[0]
+        if kind == "figure":
+            continue
+        if out and not (kind == "li" and previous == "li"):
+            out.append("")
+        if kind == "h1":
+            out.append(f"# {block[1]}")
+        elif kind == "h2":
+            out.append(f"## {block[1]}")
+        elif kind == "p":
+            out.append(block[1])
+        elif kind == "li":
+            out.append(f"- {block[1]}")
+        elif kind == "table":
+            table: Table = block[1]
+            if table.summary:
+                out += [f"{table.summary}:", ""]
+            out.append("| " + " | ".join(_table_text(h) for h in table.header) + " |")
+            out.append("|" + "---|" * len(table.header))
+            out += ["| " + " | ".join(_table_text(_text(c)) for c in row) + " |" for row in table.rows]
+        previous = kind
+    return "\n".join(out) + "\n"
+
+
+def render_csv(board: Board) -> str:
+    meta, tables = board.meta, board.tables
     report = meta["spec"]["metrics"]["report"]
-    flagged = set(zero_variance(tables, meta["spec"]["metrics"]["primary"]))
+    flagged, chance_datasets = set(board.zero_variance), set(board.at_chance)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
+    # new columns go at the end: `harness regress` and other readers find the older ones where they were
     writer.writerow(["spec", "profile", "dataset", "rank", "method", "kind", "seeds_ok", "seeds_failed"]
-                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")] + ["devices", "zero_variance"])
+                    + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")]
+                    + ["devices", "zero_variance", "seeds_skipped", "tied_with_best", "chance", "at_chance"])
     for dataset, table in tables.items():
+        level = board.chance.get(dataset, {}).get(board.primary)
         for row in table:
             values = []
             for m in report:
@@ -256,38 +463,79 @@ def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:
                     repr(cell.mean), "" if cell.half_width is None else repr(cell.half_width), cell.n]
             writer.writerow([meta["spec"]["name"], meta["profile"], dataset, row.rank or "", row.method, row.kind,
                              row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices),
-                             "true" if dataset in flagged else "false"])
+                             "true" if dataset in flagged else "false", row.seeds_skipped,
+                             ("true" if row.tied else "false") if row.rank else "", "" if level is None else repr(level),
+                             "true" if dataset in chance_datasets else "false"])
     return buffer.getvalue()
 
 
-def render_plot_svg(meta: dict, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
-    """Primary metric per method and dataset, with 95% intervals, as inline SVG."""
+PANEL_COLUMNS = 4
+
+
+def plot_figure(board: Board):
+    """The primary metric per method: one panel per dataset, each on its own y-axis, with 95% intervals and the
+    chance level (a dashed line, or a note at the edge where a line would squash the panel's scale)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
 
-    primary = meta["spec"]["metrics"]["primary"]
+    meta, tables, metrics, primary = board.meta, board.tables, board.metrics, board.primary
     datasets = list(tables)
     methods = list(dict.fromkeys(r.method for t in tables.values() for r in t))
-    fig, ax = plt.subplots(figsize=(max(6.0, 1.1 * len(datasets) + 3), 4.0))
-    width = 0.8 / max(1, len(methods))
-    for j, method in enumerate(methods):
-        xs, ys, errs = [], [], []
-        for i, dataset in enumerate(datasets):
+    implementations = {r.method for t in tables.values() for r in t if r.kind == "implementation"}
+    chance_datasets = set(board.at_chance)
+    lines = math.ceil(len(datasets) / PANEL_COLUMNS)
+    columns = math.ceil(len(datasets) / lines)  # balanced: 5 panels are 3 + 2, not 4 + 1
+    fig, axes = plt.subplots(lines, columns, figsize=(3.2 * columns, 2.5 * lines + 1.3), sharey=False, squeeze=False)
+    label = f"{primary} {metrics[primary].arrow}" + (f" [{metrics[primary].unit}]" if metrics[primary].unit else "")
+    drew_chance = False
+    for k, ax in enumerate(axes.flat):
+        if k >= len(datasets):
+            ax.set_visible(False)
+            continue
+        dataset = datasets[k]
+        for j, method in enumerate(methods):
             row = next((r for r in tables[dataset] if r.method == method and primary in r.metrics), None)
             if row:
-                xs.append(i - 0.4 + width * (j + 0.5))
-                ys.append(row.metrics[primary].mean)
-                errs.append(row.metrics[primary].half_width or 0.0)
-        marker = "o" if any(r.kind == "implementation" for t in tables.values() for r in t if r.method == method) else "s"
-        ax.errorbar(xs, ys, yerr=errs, fmt=marker, capsize=3, label=method)
-    ax.set_xticks(range(len(datasets)), datasets, rotation=30, ha="right")
-    ax.set_ylabel(f"{primary} {metrics[primary].arrow}")
-    ax.set_title(f"{meta['spec']['name']} ({meta['profile']}): {primary}, mean and 95% interval over seeds")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize="small", bbox_to_anchor=(1.02, 1), loc="upper left")
-    fig.tight_layout()
+                cell = row.metrics[primary]
+                ax.errorbar([j], [cell.mean], yerr=[cell.half_width or 0.0], fmt="o" if method in implementations else "s",
+                            color=f"C{j % 10}", capsize=3)
+        level = board.chance.get(dataset, {}).get(primary)
+        if level is not None:
+            low, high = ax.get_ylim()
+            if low - 0.5 * (high - low) <= level <= high + 0.5 * (high - low):
+                ax.axhline(level, color="0.35", linestyle="--", linewidth=1)
+                drew_chance = True
+            else:  # far off: a line would squash this panel's own scale into a band
+                below = level < low
+                ax.annotate(f"chance {level:g} {'↓' if below else '↑'}", xy=(0.02, 0.03 if below else 0.97),
+                            xycoords="axes fraction", va="bottom" if below else "top", fontsize="x-small", color="0.35")
+        ax.set_title(dataset + (f" ({AT_CHANCE})" if dataset in chance_datasets else ""), fontsize="medium")
+        ax.set_xticks([])
+        ax.set_xlim(-0.6, len(methods) - 0.4)
+        ax.grid(axis="y", alpha=0.3)
+        ax.tick_params(axis="y", labelsize="small")
+        if k % columns == 0:
+            ax.set_ylabel(label)
+    handles = [Line2D([], [], color=f"C{j % 10}", marker="o" if m in implementations else "s", linestyle="", label=m)
+               for j, m in enumerate(methods)]
+    if drew_chance:
+        handles.append(Line2D([], [], color="0.35", linestyle="--", linewidth=1, label="chance level"))
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize="small", frameon=False)
+    fig.suptitle(f"{meta['spec']['name']} ({meta['profile']}): {primary}, mean and 95% interval over seeds, each "
+                 f"panel on its own scale; ● implementation, ■ baseline", fontsize="medium")
+    legend_rows = math.ceil(len(handles) / 4)
+    fig.tight_layout(rect=(0, (0.25 * legend_rows + 0.1) / fig.get_figheight(), 1, 1))
+    return fig
+
+
+def render_plot_svg(board: Board) -> str:
+    """:func:`plot_figure` as inline SVG."""
+    import matplotlib.pyplot as plt
+
+    fig = plot_figure(board)
     buffer = io.StringIO()
     # a fixed id salt and no date: rebuilding an unchanged folder rewrites the page byte for byte
     with plt.rc_context({"svg.hashsalt": "harness-leaderboard"}):
@@ -297,47 +545,54 @@ def render_plot_svg(meta: dict, tables: dict[str, list[Row]], metrics: dict[str,
     return svg[svg.index("<svg"):]
 
 
-def render_html(meta: dict, markdown_text: str, tables: dict[str, list[Row]], metrics: dict[str, Metric]) -> str:
-    """A static page: the plot, then the Markdown tables rendered as HTML tables."""
-    figure = f"<figure>{render_plot_svg(meta, tables, metrics)}</figure>" if tables else "<p>No finished cells yet.</p>"
+STYLE = (
+    "body{font-family:system-ui,sans-serif;max-width:1280px;margin:2em auto;padding:0 1em;line-height:1.35}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:.92em}"
+    "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f3f3f3}"
+    ".meta{margin:.2em 0;color:#444}figure{margin:0}svg{max-width:100%;height:auto}"
+    "details{margin:.5em 0 1em}summary{cursor:pointer;color:#444}details table{margin-top:.5em}"
+    ".verdict{font-weight:bold}"
+    ".reproduced{background:#dcf2dc;color:#14551b}"
+    ".not-reproduced{background:#fadcdc;color:#8a1414}"
+    ".inconclusive{background:#fdf0d0;color:#7a5200}"
+)
+
+
+def render_html(board: Board) -> str:
+    """A static page: the header, the plot, then the tables (secondary ones collapsed)."""
     body: list[str] = []
-    in_table = False
-    for line in markdown_text.splitlines():
-        if line.startswith("## ") and figure:
-            body.append(figure)  # the plot goes after the header, before the first table
-            figure = ""
-        if line.startswith("|"):
-            cells = [c.strip().replace("\\|", "|") for c in re.split(r"(?<!\\)\|", line.strip()[1:-1])]
-            if set("".join(cells)) <= set("-"):
-                continue
-            if not in_table:
-                body.append("<table>")
-                tag, in_table = "th", True
-            else:
-                tag = "td"
-            body.append("<tr>" + "".join(f"<{tag}>{_inline(c)}</{tag}>" for c in cells) + "</tr>")
-            continue
-        if in_table:
-            body.append("</table>")
-            in_table = False
-        if line.startswith("# "):
-            body.append(f"<h1>{_inline(line[2:])}</h1>")
-        elif line.startswith("## "):
-            body.append(f"<h2>{_inline(line[3:])}</h2>")
-        elif line.startswith("- "):
-            body.append(f"<p class='meta'>{_inline(line[2:])}</p>")
-        elif line.strip():
-            body.append(f"<p>{_inline(line)}</p>")
-    if in_table:
-        body.append("</table>")
-    if figure:
-        body.append(figure)
-    style = ("body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em}"
-             "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left}"
-             "th{background:#f3f3f3}.meta{margin:.2em 0;color:#444}figure{margin:0}svg{max-width:100%;height:auto}")
-    title = html.escape(meta["spec"]["title"])
+    for block in page_blocks(board):
+        kind = block[0]
+        if kind == "figure":
+            body.append(f"<figure>{render_plot_svg(board)}</figure>" if board.tables else "<p>No finished cells yet.</p>")
+        elif kind == "h1":
+            body.append(f"<h1>{_inline(block[1])}</h1>")
+        elif kind == "h2":
+            body.append(f"<h2>{_inline(block[1])}</h2>")
+        elif kind == "p":
+            body.append(f"<p>{_inline(block[1])}</p>")
+        elif kind == "li":
+            body.append(f"<p class='meta'>{_inline(block[1])}</p>")
+        elif kind == "table":
+            body.append(_html_table(block[1]))
+    title = html.escape(board.spec["title"])
     return (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{title}</title>"
-            f"<style>{style}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+            f"<style>{STYLE}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def _html_table(table: Table) -> str:
+    def cell(tag: str, value) -> str:
+        text, cls = (value if isinstance(value, tuple) else (value, ""))
+        text = _inline(text).replace("_", "_<wbr>")  # long metric names may break after an underscore
+        return f"<{tag} class='{cls}'>{text}</{tag}>" if cls else f"<{tag}>{text}</{tag}>"
+
+    rows = ["<tr>" + "".join(cell("th", h) for h in table.header) + "</tr>"]
+    rows += ["<tr>" + "".join(cell("td", c) for c in row) + "</tr>" for row in table.rows]
+    text = "<table>\n" + "\n".join(rows) + "\n</table>"
+    if table.summary:
+        return f"<details><summary>{_inline(table.summary)}</summary>\n{text}\n</details>"
+    return text
 
 
 def _inline(text: str) -> str:
@@ -358,30 +613,30 @@ def folder_metrics(folder: Path, spec: dict) -> dict[str, Metric]:
     return metrics
 
 
-def compute(folder: Path):
-    """(meta, rows, tables, verdicts, metrics) of a results folder."""
+def compute(folder: Path) -> Board:
+    """Everything the leaderboard of a results folder shows."""
     meta, rows = read_folder(folder)
     spec = meta["spec"]
     metrics = folder_metrics(folder, spec)
-    tables = build_rows(meta, rows, metrics)
+    chance = read_chance_table(folder)
+    tables = build_rows(meta, rows, metrics, chance)
     order = [d.get("id", d["name"]) for d in spec["datasets"]]
     verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order) for c in spec.get("claims", [])]
-    return meta, rows, tables, verdicts, metrics
+    return Board(meta, rows, tables, verdicts, metrics, chance, read_skipped_datasets(folder))
 
 
 def write_leaderboard(folder: Path) -> list:
     """(Re)write leaderboard.md, .csv, .html and claims.json of a results folder."""
     folder = Path(folder)
-    meta, rows, tables, verdicts, metrics = compute(folder)
-    markdown_text = render_markdown(meta, rows, tables, verdicts, metrics)
-    write_atomic(folder / "leaderboard.md", markdown_text + "\n")
-    write_atomic(folder / "leaderboard.csv", render_csv(meta, tables))
-    write_atomic(folder / "leaderboard.html", render_html(meta, markdown_text, tables, metrics))
+    board = compute(folder)
+    write_atomic(folder / "leaderboard.md", render_markdown(board))
+    write_atomic(folder / "leaderboard.csv", render_csv(board))
+    write_atomic(folder / "leaderboard.html", render_html(board))
     write_atomic(folder / "claims.json", json.dumps(
-        {"spec": meta["spec"]["name"], "profile": meta["profile"], "title": meta["spec"]["title"],
-         "zero_variance": zero_variance(tables, meta["spec"]["metrics"]["primary"]),
-         "claims": [v.to_dict() for v in verdicts]}, indent=1) + "\n")
-    return verdicts
+        {"spec": board.spec["name"], "profile": board.meta["profile"], "title": board.spec["title"],
+         "zero_variance": board.zero_variance, "at_chance": board.at_chance,
+         "claims": [v.to_dict() for v in board.verdicts]}, indent=1) + "\n")
+    return board.verdicts
 
 
 def write_index(root: Path) -> None:

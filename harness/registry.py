@@ -13,7 +13,9 @@ imported on first use. A catalogue looks like::
         "metrics":  {"a_metric":  {"goal": "max", "unit": "%", "about": "..."}},
     }
 
-A metric may be declared by several families when they agree on its goal and unit.
+A metric may be declared by several families when they agree on its goal and unit. A metric
+that measures the spread of another one (a per-cell interval's half-width) says so with
+``"spread_of": "that_metric"``: a leaderboard shows it, like timings, in its second table.
 """
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ class Registry:
     def _add_metric(self, origin: str, name: str, row: dict) -> None:
         if row.get("goal") not in GOALS:
             raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min', found {row.get('goal')!r}")
-        metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""))
+        metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""))
         known = self.metrics.get(name)
         if known is not None:
             if (known.goal, known.unit) != (metric.goal, metric.unit):

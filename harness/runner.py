@@ -134,10 +134,10 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.executors import make_executor
     from harness.hardware import auto_jobs, git_commit, visible_gpus
     from harness.leaderboard import write_leaderboard
-    from harness.metrics import write_metric_table
+    from harness.metrics import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
     from harness.registry import default_registry, metrics
-    from harness.store import RunStore
+    from harness.store import RunStore, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -146,7 +146,8 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     started = time.perf_counter()
     task = default_registry().load("tasks", spec.task)
     gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
-    spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes))
+    skipped: list[dict[str, str]] = []
+    spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes, skipped))
     jobs = auto_jobs(spec.hardware.threads, gpus) if options.jobs == "auto" else int(options.jobs)
     plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
     # results are output, not code: the folders of every profile under results/ leave the commit clean
@@ -157,6 +158,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
             Progress(progress, spec.name) as bar:
         write_resolved_spec(spec, folder)
         write_metric_table(folder, {name: metrics()[name] for name in task.metrics})  # the folder reads alone
+        write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
+                                    for d in spec.resolved["datasets"]})
+        write_skipped_datasets(folder, skipped)
         moved = store.move_aside(plan.superseded)
         if moved:
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
@@ -172,17 +176,21 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     return summary
 
 
-def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str], notes: list[str]) -> list:
-    """The spec's datasets less those whose real data or GPU is not here (each named in a note)."""
+def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str], notes: list[str],
+                        skipped: list[dict[str, str]]) -> list:
+    """The spec's datasets less those whose real data or GPU is not here (each named in a note and in ``skipped``)."""
     kept = []
     for dataset in spec.datasets:
         if dataset.requires == "data" and data_dir is None:
-            notes.append(f"skipped dataset {dataset.id!r}: it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}")
+            reason = f"it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}"
         elif dataset.requires == "gpu" and not gpus:
             why = "the run is on the CPU (--device cpu)" if spec.hardware.device == "cpu" else "no GPU is visible"
-            notes.append(f"skipped dataset {dataset.id!r}: it needs a GPU, and {why}")
+            reason = f"it needs a GPU, and {why}"
         else:
             kept.append(dataset)
+            continue
+        notes.append(f"skipped dataset {dataset.id!r}: {reason}")
+        skipped.append({"dataset": dataset.id, "reason": reason})
     return kept
 
 

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 RUNS_FILE = "runs.jsonl"
 SUPERSEDED_FILE = "superseded.jsonl"  # rows a newer version of the code replaced: kept, never shown
 DAMAGED_FILE = "damaged.jsonl"  # lines `harness repair` moved out of runs.jsonl, byte for byte
+SKIPPED_DATASETS_FILE = "skipped.json"  # datasets the latest run did not plan (no real data, no GPU)
 # a cell with one of these statuses is finished and never run again; "skipped" cells
 # (missing data or device) run again once the data or device is there
 FINISHED = ("ok", "failed", "timed-out")
@@ -142,6 +143,24 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+
+
+def write_skipped_datasets(folder: Path, skipped: list[dict[str, str]]) -> None:
+    """``folder/skipped.json``: ``[{"dataset": id, "reason": text}]``, the datasets the latest run left out.
+
+    Rewritten by every run (an empty list when it left none out): a dataset skipped before
+    planning has no cell, so no row of runs.jsonl can say why it is missing.
+    """
+    rows = [{"dataset": s["dataset"], "reason": s["reason"]} for s in skipped]
+    write_atomic(Path(folder) / SKIPPED_DATASETS_FILE, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+
+
+def read_skipped_datasets(folder: Path) -> list[dict[str, str]]:
+    """The datasets the latest run left out; none for a folder written before runs recorded them."""
+    path = Path(folder) / SKIPPED_DATASETS_FILE
+    if not path.exists():
+        return []
+    return [{"dataset": str(s["dataset"]), "reason": str(s["reason"])} for s in json.loads(path.read_text(encoding="utf-8"))]
 
 
 RECORD_FIELDS = ("key", "status", "dataset", "method", "seed", "split")  # what every cell record has

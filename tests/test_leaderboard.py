@@ -4,28 +4,38 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
 
-from conftest import ROOT
+from conftest import ROOT, TOY_SPEC
 from harness.claims import check_claim
-from harness.leaderboard import build_rows, read_folder, win_rates, write_index, write_leaderboard
-from harness.metrics import read_metric_table
+from harness.leaderboard import at_chance, build_rows, read_folder, win_rates, write_index, write_leaderboard
+from harness.metrics import read_chance_table, read_metric_table
 
 T_975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, df = n - 1
 
 
+SKIP_REASON = "toy-local: target.txt not found in the data folder"
+
+
 def make_folder(tmp_path, values: dict[tuple[str, str], list[float]], claims=(), stale=False,
-                datasets=("easy", "hard")):
-    """A results folder with toy_score values per (dataset, method), one per seed."""
+                datasets=("easy", "hard"), report=("toy_score", "toy_loss"), extra=None):
+    """A results folder with toy_score values per (dataset, method), one per seed (None: failed, "skip": skipped).
+
+    ``extra``: more metrics of every ok cell, name → value.
+    """
     spec = {
         "name": "toy", "title": "Toy", "task": "toy.guess",
         "datasets": [{"name": "toy-target", "id": d} for d in datasets],
         "methods": [{"name": "toy-constant", "id": "a", "kind": "implementation"},
                     {"name": "toy-constant", "id": "b", "kind": "baseline"},
                     {"name": "toy-constant", "id": "c", "kind": "baseline"}],
-        "metrics": {"primary": "toy_score", "report": ["toy_score", "toy_loss"]},
+        "metrics": {"primary": "toy_score", "report": list(report)},
         "seeds": [0, 1, 2], "claims": list(claims),
     }
     folder = tmp_path / "toy"
@@ -34,13 +44,13 @@ def make_folder(tmp_path, values: dict[tuple[str, str], list[float]], claims=(),
     lines = []
     for (dataset, method), seed_values in values.items():
         for seed, value in enumerate(seed_values):
-            status = "failed" if value is None else "ok"
-            metrics = {} if value is None else {"toy_score": value, "toy_loss": 1 - value}
+            status = "failed" if value is None else "skipped" if value == "skip" else "ok"
+            metrics = {"toy_score": value, "toy_loss": 1 - value, **(extra or {})} if status == "ok" else {}
             lines.append({"key": f"{dataset}{method}{seed}", "dataset": dataset, "method": method, "seed": seed,
                           "kind": "implementation" if method == "a" else "baseline", "split": "test",
-                          "status": status, "error": "boom" if value is None else None, "metrics": metrics,
-                          "spec_hash": "h1", "git_commit": "abc", "device": "cpu: test", "task_version": "1",
-                          "versions": {"python": "3"}})
+                          "status": status, "error": {"failed": "boom", "skipped": SKIP_REASON}.get(status),
+                          "metrics": metrics, "spec_hash": "h1", "git_commit": "abc", "device": "cpu: test",
+                          "task_version": "1", "versions": {"python": "3"}})
     if stale:  # an older spec's line for the same cell must not count
         lines.insert(0, {**lines[0], "spec_hash": "old", "metrics": {"toy_score": 100.0, "toy_loss": 0.0}})
     (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -74,7 +84,7 @@ def test_means_intervals_ranks_and_csv(toy_env, tmp_path):
     assert float(row["toy_score_mean"]) == pytest.approx(2.0) and row["rank"] == "2" and row["kind"] == "implementation"
     assert float(row["toy_loss_mean"]) == pytest.approx(-1.0)
     markdown = (folder / "leaderboard.md").read_text()
-    assert "| 2 | a | implementation | 2.000 ± 2.484 |" in markdown
+    assert "| 2 ≈ | a | implementation | 2.000 ± 2.484 |" in markdown  # c's interval, 5 ± 12.7, overlaps a's
     assert "profile **quick**" in markdown and "cpu: test" in markdown and "abc" in markdown
     assert "- c: failed: boom" in markdown
     page = (folder / "leaderboard.html").read_text()
@@ -230,7 +240,8 @@ def test_dataset_whose_seeds_change_nothing_is_flagged(toy_env, tmp_path):
     hard = markdown.split("## hard", 1)[1]
     assert "**No interval:** toy_score is the same in every seed" in easy and "No interval" not in hard
     assert "| 2 | a | implementation | 0.700 (3 seeds, no spread) | 0.300 (3 seeds, no spread) |" in easy
-    assert "| 2 | b | baseline | 0.200 (3 seeds, no spread) |" in hard  # one flat row does not flag a dataset
+    # one flat row does not flag a dataset (b's 0.2 lies inside a's interval: tied with the best)
+    assert "| 2 ≈ | b | baseline | 0.200 (3 seeds, no spread) |" in hard
     table = list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text())))
     assert {(r["dataset"], r["zero_variance"]) for r in table} == {("easy", "true"), ("hard", "false")}
     assert json.loads((folder / "claims.json").read_text())["zero_variance"] == ["easy"]
@@ -245,15 +256,252 @@ def test_differences_of_rounding_only_are_a_tie_not_a_win():
     assert one_sided_t([0.01, 0.01, 0.01]).p_value == 0.0  # a real constant gain is still one
 
 
-def test_rebuilding_an_unchanged_folder_rewrites_every_file_byte_for_byte(tmp_path):
+@pytest.mark.parametrize("spec", ["constrained-cc", "signed-laplacian"])
+def test_rebuilding_an_unchanged_folder_rewrites_every_file_byte_for_byte(tmp_path, spec):
     """Committed leaderboards must not churn in git when nothing changed (the plot once carried a date and random ids)."""
-    import shutil
+    from harness.metrics import write_chance_table
 
-    from harness.leaderboard import write_leaderboard
-
-    folder = tmp_path / "constrained-cc"
-    shutil.copytree(ROOT / "results" / "quick" / "constrained-cc", folder)
+    folder = tmp_path / spec
+    shutil.copytree(ROOT / "results" / "quick" / spec, folder)
+    if spec == "signed-laplacian":  # chance levels too: dashed lines and notes in the plot
+        write_chance_table(folder, {"sbm-n400-q0.15": {"ari": 0.0}, "rgg-sep0.1": {"ari": 0.0}})
     write_leaderboard(folder)
     first = {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()}
     write_leaderboard(folder)
     assert {f.name: f.read_bytes() for f in folder.iterdir() if f.is_file()} == first
+
+
+def section(markdown: str, dataset: str) -> str:
+    """The Markdown of one dataset's section, up to the next heading."""
+    return markdown.split(f"## {dataset}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_a_dataset_where_every_method_is_at_chance_is_marked_and_not_ranked(toy_env, tmp_path):
+    """On `easy` both intervals of toy_score contain the chance level 0.2: no ranks there, and no share of the win rate."""
+    from harness.metrics import write_chance_table
+
+    folder = make_folder(tmp_path, {
+        ("easy", "a"): [0.18, 0.20, 0.22],  # 0.2 ± 0.05
+        ("easy", "b"): [0.21, 0.19, 0.25],  # 0.217 ± 0.08: the higher mean, but no better than guessing
+        ("hard", "a"): [0.60, 0.65, 0.70],
+        ("hard", "b"): [0.21, 0.20, 0.22],  # at chance here too, but a is not
+    })
+    write_chance_table(folder, {"easy": {"toy_score": 0.2}, "hard": {"toy_score": 0.2}})
+    write_leaderboard(folder)
+
+    meta, rows = read_folder(folder)
+    tables = build_rows(meta, rows, read_metric_table(folder), read_chance_table(folder))
+    assert [r.rank for r in tables["easy"]] == [0, 0] and [r.rank for r in tables["hard"]] == [1, 2]
+    assert at_chance(tables, "toy_score", read_chance_table(folder)) == ["easy"]
+    assert win_rates(tables, "toy_score", read_metric_table(folder), leave_out=["easy"]) == {"a": (1.0, 1), "b": (0.0, 1)}
+
+    markdown = (folder / "leaderboard.md").read_text()
+    easy, hard = section(markdown, "easy"), section(markdown, "hard")
+    assert "chance level: toy_score 0.2" in easy and "chance level: toy_score 0.2" in hard
+    assert "**Not ranked, at chance:** every method's 95% interval of toy_score contains its chance level" in easy
+    assert "| — | b | baseline | 0.217 ± 0.076 (at chance) |" in easy and "| — | a | implementation |" in easy
+    assert "Not ranked" not in hard and "| 1 | a | implementation | 0.650 ± 0.124 |" in hard
+    assert "| 2 | b | baseline | 0.210 ± 0.025 (at chance) |" in hard
+    assert "| a | implementation | 1.000 | 1 |" in markdown and "| b | baseline | 0.000 | 1 |" in markdown
+    assert "Left out of the win rate and not ranked: easy" in markdown
+    table = list(csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text())))
+    assert {(r["dataset"], r["method"], r["rank"], r["chance"], r["at_chance"]) for r in table} == {
+        ("easy", "a", "", "0.2", "true"), ("easy", "b", "", "0.2", "true"),
+        ("hard", "a", "1", "0.2", "false"), ("hard", "b", "2", "0.2", "false")}
+    assert json.loads((folder / "claims.json").read_text())["at_chance"] == ["easy"]
+
+
+def test_without_an_interval_only_a_mean_at_chance_is_at_chance():
+    from harness.leaderboard import Cell
+
+    assert Cell(0.0, None, 1).contains(0.0) and not Cell(0.01, None, 1).contains(0.0)  # one seed
+    assert Cell(0.2, 0.0, 3).contains(0.2) and not Cell(0.25, 0.0, 3).contains(0.2)  # no spread
+    assert Cell(0.25, 0.05, 3).contains(0.2) and not Cell(0.25, 0.049, 3).contains(0.2)
+
+
+def test_a_folder_without_chance_levels_ranks_every_dataset(toy_env, tmp_path):
+    """Folders written before runs recorded chance.json (and skipped.json) build as before."""
+    folder = make_folder(tmp_path, {("easy", "a"): [0.18, 0.20, 0.22], ("easy", "b"): [0.21, 0.19, 0.25]})
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| 1 | b | baseline |" in markdown and "chance level" not in markdown and "Datasets not run" not in markdown
+    assert not (folder / "chance.json").exists() and not (folder / "skipped.json").exists()
+
+
+def test_methods_whose_interval_overlaps_the_best_are_marked_tied(toy_env, tmp_path):
+    folder = make_folder(tmp_path, {
+        ("easy", "c"): [3.0, 3.1, 2.9],  # 3.0 ± 0.248: the best
+        ("easy", "a"): [1.0, 2.0, 3.0],  # 2.0 ± 2.48: reaches 4.48, overlaps the best
+        ("easy", "b"): [0.5, 0.5, 0.5],  # 0.5, no spread: below 2.75
+    })
+    write_leaderboard(folder)
+    meta, rows = read_folder(folder)
+    table = build_rows(meta, rows, read_metric_table(folder))["easy"]
+    assert [(r.method, r.rank, r.tied) for r in table] == [("c", 1, False), ("a", 2, True), ("b", 3, False)]
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| 1 | c |" in markdown and "| 2 ≈ | a |" in markdown and "| 3 | b |" in markdown
+    assert "“≈” after a rank: that method's 95% interval of toy_score overlaps the best method's" in markdown
+    rows = {r["method"]: r["tied_with_best"] for r in csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text()))}
+    assert rows == {"c": "false", "a": "true", "b": "false"}
+
+
+def test_skipped_cells_are_counted_and_skipped_datasets_named(toy_env, tmp_path):
+    from harness.store import write_skipped_datasets
+
+    folder = make_folder(tmp_path, {("easy", "a"): [0.5, "skip", "skip"], ("easy", "b"): [0.4, 0.4, "skip"]})
+    write_skipped_datasets(folder, [{"dataset": "hard", "reason": "it needs a GPU, and no GPU is visible"}])
+    write_leaderboard(folder)
+    meta, rows = read_folder(folder)
+    table = {r.method: r for r in build_rows(meta, rows, read_metric_table(folder))["easy"]}
+    assert (table["a"].seeds_ok, table["a"].seeds_failed, table["a"].seeds_skipped) == (1, 0, 2)
+    assert table["a"].skips == (SKIP_REASON,)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| seeds ok | failed | skipped |" in markdown
+    assert "| a | implementation | 0.500 (1 seed) | 0.500 (1 seed) | 1 | 0 | 2 |" in markdown
+    assert markdown.count(SKIP_REASON) == 1 and f"- skipped (a × 2, b × 1): {SKIP_REASON}" in markdown
+    assert "## Datasets not run" in markdown and "- `hard`: it needs a GPU, and no GPU is visible" in markdown
+    counts = {r["method"]: r["seeds_skipped"] for r in csv.DictReader(io.StringIO((folder / "leaderboard.csv").read_text()))}
+    assert counts == {"a": "2", "b": "1"}
+    assert "<code>hard</code>: it needs a GPU" in (folder / "leaderboard.html").read_text()
+
+
+def test_a_run_records_chance_levels_and_the_datasets_it_left_out(toy_env, write_spec, tmp_path, monkeypatch):
+    """The runner writes the task's chance levels (chance.json) and the datasets it skipped before planning
+    (skipped.json) into the folder, so the leaderboard reads both from the folder alone."""
+    import harness
+    from toy_plugin import Task as ToyTask
+
+    monkeypatch.setattr(ToyTask, "chance", lambda self, dataset, params: {"toy_score": 0.5 - params.get("noise", 0)},
+                        raising=False)
+    text = TOY_SPEC.replace("  - {name: toy-target, id: hard, params: {noise: 0.3}}",
+                            "  - {name: toy-target, id: hard, params: {noise: 0.3}, requires: gpu}")
+    harness.run(write_spec(text), tmp_path / "o", progress=False, profile="quick")
+    folder = tmp_path / "o" / "toy"
+    assert json.loads((folder / "chance.json").read_text()) == {"easy": {"toy_score": 0.45}, "hard": {"toy_score": 0.3}}
+    reason = "it needs a GPU, and the run is on the CPU (--device cpu)"  # the toy spec's hardware.device
+    assert json.loads((folder / "skipped.json").read_text()) == [{"dataset": "hard", "reason": reason}]
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "chance level: toy_score 0.45" in section(markdown, "easy")
+    assert f"- `hard`: {reason}" in markdown
+
+
+def test_timings_and_spreads_go_to_a_collapsed_second_table(toy_env, tmp_path):
+    """The main table keeps the metrics a reader compares; timings (unit s) and the spread of another metric
+    (declared with spread_of, kept in metrics.json) go to a second table, collapsed on the page."""
+    from harness.metrics import Metric, write_metric_table
+
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.7, 0.8], ("easy", "b"): [0.5, 0.5, 0.6]},
+                         report=("toy_score", "toy_loss", "toy_score_ci95", "runtime_s"),
+                         extra={"toy_score_ci95": 0.05, "runtime_s": 1.5})
+    table = read_metric_table(folder)  # the toy plugin's: toy_score, toy_loss, runtime_s
+    write_metric_table(folder, {**table, "toy_score_ci95": Metric("toy_score_ci95", "min", "", "half-width",
+                                                                  spread_of="toy_score")})
+    assert read_metric_table(folder)["toy_score_ci95"].spread_of == "toy_score"
+    assert "spread_of" not in json.loads((folder / "metrics.json").read_text())["toy_score"]  # only where declared
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "| rank | method | kind | toy_score ↑ | toy_loss ↓ | seeds ok | failed | skipped |" in markdown
+    assert "More columns of easy: toy_score_ci95, runtime_s, devices:" in markdown
+    assert "| method | toy_score_ci95 ↓ | runtime_s ↓ [s] | devices |" in markdown
+    page = (folder / "leaderboard.html").read_text()
+    main, collapsed = page.split("<details>", 1)
+    assert "runtime" not in main.split("<h2>easy</h2>", 1)[1]
+    assert collapsed.startswith("<summary>More columns of easy: toy_score_ci95, runtime_s, devices</summary>")
+    assert "<th>runtime_<wbr>s ↓ [s]</th>" in collapsed.split("</details>", 1)[0]
+
+
+def test_verdicts_are_coloured_on_the_page(toy_env, tmp_path):
+    claims = [claim(id="wins"), claim(id="loses", better="b", than="a"), claim(id="too-few", min_pairs=9)]
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.65, 0.7], ("easy", "b"): [0.5, 0.5, 0.5]}, claims=claims)
+    write_leaderboard(folder)
+    page = (folder / "leaderboard.html").read_text()
+    assert "<td class='verdict reproduced'><b>reproduced</b></td>" in page
+    assert "<td class='verdict not-reproduced'><b>not reproduced</b></td>" in page
+    assert "<td class='verdict inconclusive'><b>inconclusive</b></td>" in page
+    style = page.split("<style>", 1)[1].split("</style>", 1)[0]
+    colours = {name: re.search(r"\." + name + r"\{background:#(\w+);color:#(\w+)\}", style) for name in
+               ("reproduced", "not-reproduced", "inconclusive")}
+    assert all(colours.values()), style
+
+    def rgb(hex_colour: str) -> tuple[int, ...]:
+        return tuple(int(hex_colour[i:i + 2], 16) for i in (0, 2, 4))
+
+    green, red, amber = (rgb(colours[n].group(1)) for n in ("reproduced", "not-reproduced", "inconclusive"))
+    assert green[1] > green[0] and green[1] > green[2]  # green
+    assert red[0] > red[1] and red[0] > red[2]  # red
+    assert amber[0] > amber[2] and amber[1] > amber[2]  # amber: red and green over blue
+
+
+def test_the_plot_has_one_panel_per_dataset_each_on_its_own_scale(toy_env, tmp_path):
+    """A target at 80% must not squash the others into a band: every dataset gets a panel and its own y-axis,
+    with the chance level as a dashed line where it lies near the panel's values."""
+    import matplotlib.pyplot as plt
+
+    from harness.leaderboard import compute, plot_figure
+    from harness.metrics import write_chance_table
+
+    datasets = ("near", "far", "texture")
+    folder = make_folder(tmp_path, {
+        ("near", "a"): [0.30, 0.32, 0.34], ("near", "b"): [0.24, 0.25, 0.26],
+        ("far", "a"): [0.21, 0.20, 0.22], ("far", "b"): [0.19, 0.20, 0.21],
+        ("texture", "a"): [0.80, 0.82, 0.78], ("texture", "b"): [0.79, 0.81, 0.80],
+    }, datasets=datasets)
+    write_chance_table(folder, {d: {"toy_score": 0.2} for d in datasets})
+    fig = plot_figure(compute(folder))
+    try:
+        panels = [ax for ax in fig.axes if ax.get_visible()]
+        assert [ax.get_title() for ax in panels] == ["near", "far (at chance)", "texture"]
+        assert all(ax.get_shared_y_axes().get_siblings(ax) == [ax] for ax in panels)
+        near, far, texture = (ax.get_ylim() for ax in panels)
+        assert texture[0] > 0.7 and near[1] < 0.4 and far[1] < 0.3  # each panel spans its own values
+        dashed = [[line.get_ydata()[0] for line in ax.get_lines() if line.get_linestyle() == "--"] for ax in panels]
+        assert dashed == [[0.2], [0.2], []]  # texture's is 0.6 below its values: a note, not a line
+        assert any("chance 0.2 ↓" in text.get_text() for text in panels[2].texts)
+    finally:
+        plt.close(fig)
+
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's package; .ci/run installs it
+WINDOW_WIDTH = 1400
+# opens every collapsed table (a reader will), then writes the page's widths into its title for --dump-dom
+PROBE = ("<script>document.querySelectorAll('details').forEach(d => d.open = true);"
+         "const e = document.documentElement;"
+         "document.title = `widths ${e.scrollWidth} ${e.clientWidth} height ${e.scrollHeight}`;</script>")
+COMMITTED = sorted(p.parent for p in (ROOT / "results").glob("*/*/spec.yaml"))
+
+
+def chromium(profile_dir: Path, *args: str) -> str:
+    done = subprocess.run([str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile_dir}",
+                           *args], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium: apt-get install chromium")
+@pytest.mark.parametrize("committed", COMMITTED, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_the_page_fits_1400_px_without_a_horizontal_scrollbar(committed, tmp_path):
+    """Each committed results folder's page, rebuilt, every table open, in a 1400 px wide headless Chromium:
+    nothing wider than the window. A screenshot of the whole page is left beside it for a person to look at
+    (pytest keeps the last three runs' tmp_path: /tmp/pytest-of-$USER/pytest-current/...)."""
+    from PIL import Image
+
+    folder = tmp_path / committed.name
+    shutil.copytree(committed, folder)
+    write_leaderboard(folder)
+    page = folder / "leaderboard.html"
+    probe = folder / "probe.html"
+    probe.write_text(page.read_text(encoding="utf-8").replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    dom = chromium(tmp_path / "chromium", f"--window-size={WINDOW_WIDTH},1000", "--dump-dom", probe.as_uri())
+    found = re.search(r"<title>widths (\d+) (\d+) height (\d+)</title>", dom)
+    assert found, f"the probe did not run: {dom[:300]}"
+    scroll_width, client_width, height = map(int, found.groups())
+
+    screenshot = tmp_path / f"{committed.parent.name}-{committed.name}.png"
+    chromium(tmp_path / "chromium", f"--window-size={WINDOW_WIDTH},{min(height, 16000)}",
+             f"--screenshot={screenshot}", page.as_uri())
+    with Image.open(screenshot) as image:
+        assert image.width == WINDOW_WIDTH and image.height > 500
+    assert client_width > WINDOW_WIDTH - 40  # the window really was 1400 px wide (less a vertical scrollbar)
+    assert scroll_width <= client_width, (f"{committed.parent.name}/{committed.name}: the page is {scroll_width} px "
+                                          f"wide in a {client_width} px window; see {screenshot}")

@@ -230,3 +230,24 @@ def test_other_hardware_is_compared_within_the_interval_not_exactly(roots, capsy
     edit_row(folder, dataset, method, ari_mean=mean - 2 * half)  # beyond the interval
     assert main(["regress", str(baseline), str(current)]) == 1
     assert main(["regress", str(baseline), str(current), "--tolerance", "0"]) == 1
+
+
+def test_a_leaderboard_in_todays_format_compares_with_one_in_an_older_format(tmp_path, capsys):
+    """`harness regress` reads leaderboard.csv by column name: a folder rebuilt today (new columns: seeds_skipped,
+    tied_with_best, chance, at_chance; chance.json written) compares with the committed older one, both ways."""
+    from harness.leaderboard import write_leaderboard
+    from harness.metrics import write_chance_table
+
+    baseline, current = tmp_path / "baseline", tmp_path / "current"
+    for spec in ("signed-laplacian", "cdfsl"):
+        shutil.copytree(QUICK / spec, baseline / spec)
+        shutil.copytree(QUICK / spec, current / spec)
+    write_chance_table(current / "signed-laplacian", {"sbm-n400-q0.15": {"ari": 0.0}, "rgg-sep0.1": {"ari": 0.0}})
+    for spec in ("signed-laplacian", "cdfsl"):
+        write_leaderboard(current / spec)
+    with open(current / "cdfsl" / "leaderboard.csv", newline="") as f:
+        assert {"seeds_skipped", "tied_with_best", "chance", "at_chance"} <= set(next(csv.DictReader(f)))
+    assert main(["regress", str(baseline), str(current)]) == 0
+    assert "nothing moved" in capsys.readouterr().out
+    assert main(["regress", str(current), str(baseline)]) == 0
+    assert "nothing moved" in capsys.readouterr().out

@@ -178,6 +178,8 @@ class Task(abc.ABC):
       checks every registered method against it);
     * ``framework``: ``"torch"`` when methods use torch: the engine then seeds torch, sets its
       threads, resolves ``hardware.device`` and measures GPU memory; ``None`` (CPU only) else.
+
+    :meth:`chance` is optional: the value a metric takes at chance, where the protocol fixes one.
     """
 
     name: ClassVar[str]
@@ -195,6 +197,16 @@ class Task(abc.ABC):
         Data the protocol cannot use is the loader's to reject, with :class:`DataError`,
         so that a cell fails before any training rather than after it.
         """
+
+    def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
+        """The value of each metric at chance on the loader ``dataset`` with ``params``: ``{}`` where none is meaningful.
+
+        Only where the protocol alone fixes it (1/N for N-way accuracy, 0 for the adjusted
+        Rand index), never a number measured on the data. A run writes it into its results
+        folder (``chance.json``); the leaderboard marks it and does not rank a dataset on
+        which every method's 95% interval of the primary metric contains it.
+        """
+        return {}
 
     @abc.abstractmethod
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:

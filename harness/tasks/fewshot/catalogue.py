@@ -57,8 +57,10 @@ CATALOGUE = {
     "metrics": {
         "accuracy_1shot": {"goal": "max", "unit": "%", "about": "5-way 1-shot accuracy on the target domain, mean over the episodes"},
         "accuracy_5shot": {"goal": "max", "unit": "%", "about": "5-way 5-shot accuracy on the target domain, mean over the episodes"},
-        "accuracy_1shot_ci95": {"goal": "min", "unit": "%", "about": "half-width of the 95% interval of accuracy_1shot over episodes, 1.96·std/√E"},
-        "accuracy_5shot_ci95": {"goal": "min", "unit": "%", "about": "half-width of the 95% interval of accuracy_5shot over episodes, 1.96·std/√E"},
+        "accuracy_1shot_ci95": {"goal": "min", "unit": "%", "about": "half-width of the 95% interval of accuracy_1shot over episodes, 1.96·std/√E",
+                                "spread_of": "accuracy_1shot"},
+        "accuracy_5shot_ci95": {"goal": "min", "unit": "%", "about": "half-width of the 95% interval of accuracy_5shot over episodes, 1.96·std/√E",
+                                "spread_of": "accuracy_5shot"},
         "source_accuracy": {"goal": "max", "unit": "%", "about": "5-way 5-shot accuracy on held-out images of the source classes"},
         "source_target_gap": {"goal": "min", "unit": "%", "about": "source_accuracy − accuracy_5shot: how much worse the target fares than the source"},
         "cka": {"goal": "max", "unit": "", "about": "linear CKA between source and target features (domain similarity, 1 = alike)"},

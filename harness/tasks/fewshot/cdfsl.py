@@ -58,6 +58,7 @@ from harness.tasks.fewshot.images import (
 
 SHOTS = (1, 5)
 SOURCE_SHOTS = 5
+WAYS = 5  # the loaders' default number of classes per episode
 SYNTHETIC_TARGETS = ("near", "inverted", "grating", "texture")
 
 
@@ -103,7 +104,7 @@ class CdfslData:
     source_heldout: Domain
     target: Domain
     source_key: tuple  # what determines the source data: part of the trained-model cache key
-    ways: int = 5
+    ways: int = WAYS
     queries: int = 15
     episodes: int = 600
     epochs: int = 30
@@ -236,7 +237,7 @@ def synthetic_digit_domains(
     target_classes: tuple[int, ...] = (5, 6, 7, 8, 9),
     per_class: int | None = None,
     heldout_fraction: float = 0.3,
-    ways: int = 5,
+    ways: int = WAYS,
     queries: int = 15,
     episodes: int = 600,
     epochs: int = 30,
@@ -343,7 +344,7 @@ def cdfsl_imagefolder(
     source_per_class: int | None = 100,
     target_per_class: int | None = 100,
     heldout_fraction: float = 0.2,
-    ways: int = 5,
+    ways: int = WAYS,
     queries: int = 15,
     episodes: int = 600,
     epochs: int = 50,
@@ -563,6 +564,11 @@ class CrossDomainFewShotTask(Task):
                                   "target_per_class": None, "heldout_fraction": 0.5, "queries": 3, "episodes": 4,
                                   "epochs": 1, "batch_size": 32},
         }
+
+    def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
+        """Guessing one of the episode's ``ways`` classes: 100/N % on the target's and on the source's episodes."""
+        level = 100.0 / params.get("ways", WAYS)
+        return {"accuracy_1shot": level, "accuracy_5shot": level, "source_accuracy": level}
 
     def evaluate(self, method: FewShotLearner, data: CdfslData, context: Context) -> dict[str, float]:
         who = type(method).__name__

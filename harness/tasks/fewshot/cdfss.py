@@ -17,6 +17,10 @@ Scores, per target domain (one spec dataset entry per target):
 * ``train_s``: seconds of source training (recorded on a cache hit too);
 * ``runtime_s``: seconds of the target stage (fine-tuning and prediction, both shot settings).
 
+There is no chance level (:meth:`harness.Task.chance`): a trivial mask's foreground IoU
+depends on how much of each image the object covers (the all-foreground mask scores the
+object's share of the image), so it is a property of the data, not of the protocol.
+
 Source training does not depend on the target, the split or the target-stage
 hyper-parameters, so the task trains once per (method's source parameters, seed, source
 data, device, precision) in each worker and keeps what the method learned (its public

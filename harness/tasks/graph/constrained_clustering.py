@@ -351,6 +351,10 @@ class ConstrainedClusteringTask(Task):
             "digits-knn": {"points_per_class": 25, "labelled_per_class": 3, "n_neighbors": 5, "far_neighbors": 5},
         }
 
+    def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
+        """The adjusted Rand index is 0 in expectation for a labelling drawn at random."""
+        return {"ari": 0.0}
+
     def evaluate(
         self, method: ConstrainedClusterer, data: ConstrainedClusteringInstance, context: Context
     ) -> dict[str, float]:

@@ -256,7 +256,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     each pair whose every trial failed.
     """
     from harness.registry import metrics
-    from harness.tuning import HEARTBEAT_S, StudyRun, open_storage
+    from harness.tuning import StudyRun, open_storage
 
     spec = plan.spec
     params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
@@ -267,11 +267,30 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         return params, {}
     storage = open_storage(storage_option, folder)
     studies = {}
-    for d, m in pending:
-        study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
-                         lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
-        bar.add(study.start() * len(spec.tuning.seeds))
-        studies[(d.id, m.id)] = study
+    try:
+        for d, m in pending:
+            study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
+                             lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
+            studies[(d.id, m.id)] = study
+            bar.add(study.start() * len(spec.tuning.seeds))
+        _advance(studies, executor, bar)
+    except BaseException:  # Ctrl-C or a crash: the next run redoes the trials in flight, with the same params
+        for study in studies.values():
+            study.stop()
+        raise
+    errors = {}
+    for pair, study in studies.items():
+        outcome = study.outcome()
+        params[pair] = outcome.params
+        if outcome.error:
+            errors[pair] = outcome.error
+    return params, errors
+
+
+def _advance(studies: dict, executor, bar) -> None:
+    """Run every study to its end: ask a batch of each idle study, run its cells, tell it when all are back."""
+    from harness.tuning import HEARTBEAT_S
+
     batches: dict[tuple[str, str], dict[int, list]] = {}
     while True:
         for pair, study in studies.items():
@@ -291,13 +310,6 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
                 studies[pair].tell(batches.pop(pair))
         for study in studies.values():
             study.beat()
-    errors = {}
-    for pair, study in studies.items():
-        outcome = study.outcome()
-        params[pair] = outcome.params
-        if outcome.error:
-            errors[pair] = outcome.error
-    return params, errors
 
 
 def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[str, str], store,

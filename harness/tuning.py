@@ -265,8 +265,9 @@ class StudyRun:
 
     def stop(self) -> None:
         """The run stops with trials unfinished: mark them interrupted, for the next run to redo."""
-        for trial_id in [*self.running.values(), *(trial._trial_id for trial in self.interrupted)]:
-            self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
+        with _ctrl_c_deferred():  # a second Ctrl-C (or a signal sent to the process and its group) waits
+            for trial_id in [*self.running.values(), *(trial._trial_id for trial in self.interrupted)]:
+                self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
 
     def beat(self, trial_id: int | None = None) -> None:
         """Record a heartbeat for the running trials (storages with a heartbeat only)."""

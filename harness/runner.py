@@ -273,7 +273,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     tuning cell was skipped (its data or device is not here), else ``failed``.
     """
     from harness.registry import metrics
-    from harness.tuning import HEARTBEAT_S, StudyRun, open_storage
+    from harness.tuning import StudyRun, open_storage
 
     spec = plan.spec
     params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
@@ -284,11 +284,33 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         return params, {}
     storage = open_storage(storage_option, folder)
     studies = {}
-    for d, m in pending:
-        study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
-                         lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
-        bar.add(study.start() * len(spec.tuning.seeds))
-        studies[(d.id, m.id)] = study
+    try:
+        for d, m in pending:
+            study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
+                             lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
+            studies[(d.id, m.id)] = study
+            bar.add(study.start() * len(spec.tuning.seeds))
+        skipped = _advance(studies, executor, bar)
+    except BaseException:  # Ctrl-C or a crash: the next run redoes the trials in flight, with the same params
+        for study in studies.values():
+            study.stop()
+        raise
+    errors = {}
+    for pair, study in studies.items():
+        outcome = study.outcome()
+        params[pair] = outcome.params
+        if outcome.error:
+            errors[pair] = ("skipped", skipped[pair]) if skipped.get(pair) else ("failed", outcome.error)
+    return params, errors
+
+
+def _advance(studies: dict, executor, bar: Progress) -> dict[tuple[str, str], str | None]:
+    """Run every study to its end: ask a batch of each idle study, run its cells, tell it when all are back.
+
+    Returns, per pair, the reason its cells were skipped while every one of them was (else None).
+    """
+    from harness.tuning import HEARTBEAT_S
+
     batches: dict[tuple[str, str], dict[int, list]] = {}
     labels: dict[tuple, str] = {}
     skipped: dict[tuple[str, str], str | None] = {}  # pair → the skip reason while every cell of it was skipped
@@ -317,13 +339,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
             for study in studies.values():
                 study.beat()
             last_beat = time.monotonic()
-    errors = {}
-    for pair, study in studies.items():
-        outcome = study.outcome()
-        params[pair] = outcome.params
-        if outcome.error:
-            errors[pair] = ("skipped", skipped[pair]) if skipped.get(pair) else ("failed", outcome.error)
-    return params, errors
+    return skipped
 
 
 def _wait(executor, bar: Progress, labels: dict) -> list[tuple[Any, dict]]:

@@ -8,10 +8,25 @@ batch spread out), and a batch is told back only when all of it finished. Every 
 its own seeded sampler, so the parameters found do not depend on ``--jobs`` or on the
 order in which cells finish. The best parameters are then frozen for the test split.
 
-Stale trials (left RUNNING by a run that was killed) are failed in two ways, neither of
-which touches another machine's live trial: through Optuna's heartbeat on RDB storages
-(a trial whose heartbeat stopped for ``GRACE_S``), and at once when the process that
-owned the trial ran on this machine and is gone.
+Tuning resumes exactly: a run stopped by Ctrl-C or killed, then resumed, tunes to what an
+uninterrupted run tunes to.
+
+- An interrupted trial is one left RUNNING that no run runs: marked so by the run that
+  stopped, owned by a process of this machine that is gone, or, on RDB storages, with a
+  heartbeat older than ``GRACE_S`` (another machine's live trial is never touched). It is
+  run again under its own number with its own params, before any new trial, so the study
+  ends with the trials an uninterrupted run has. It is not failed and re-enqueued: a new
+  trial would move the QMC sampler along its sequence and change CMA-ES's seeds, which
+  include the trial number.
+- The budget counts trials that ran to their end (a FAIL only when the method failed) or
+  run now, never interrupted ones.
+- The sampler is saved with each trial once its params are drawn (:data:`SAMPLER_ATTR`),
+  and a resumed run continues from the newest, so the draws depend only on the seed and the
+  trials before them, whatever the sampler (GP's fitted kernels included).
+
+What stays inexact: a SIGKILL while a trial's params are drawn (Ctrl-C waits for the ask
+to end) fails that trial, uncounted, and its draw is made again from the saved sampler:
+the same params, except with QMC and CMA-ES, for the reasons above.
 """
 from __future__ import annotations
 
@@ -28,7 +43,10 @@ from harness.spec.model import DatasetEntry, MethodEntry, Spec, stable_hash
 
 HEARTBEAT_S = 10  # a running trial's heartbeat, on storages that support it
 GRACE_S = 60  # a trial whose heartbeat is older than this is stale
-OWNER_ATTR = "harness_owner"
+OWNER_ATTR = "harness_owner"  # host:pid:start of the process running the trial
+INTERRUPTED_ATTR = "harness_interrupted"  # the run that ran the trial stopped before it was told
+ERROR_ATTR = "error"  # why the method failed the trial: such a FAIL counts toward the budget
+SAMPLER_ATTR = "harness:sampler"  # the sampler just after the trial's params were drawn (a finished ask)
 
 
 @dataclass
@@ -154,12 +172,13 @@ class StudyRun:
         self.spec, self.dataset, self.method, self.code = spec, dataset, method, code
         self.storage, self.goal, self.make_cell = storage, goal, make_cell
         self.study = None
-        self.remaining = 0
-        self.running: dict[int, Any] = {}  # trial number → trial, asked and not yet told
+        self.remaining = 0  # new trials still to ask
+        self.interrupted: list = []  # frozen trials an earlier run left unfinished, to run again first
+        self.running: dict[int, int] = {}  # trial number → trial id, asked and not yet told
         self.last_error: str | None = None
 
     def start(self) -> int:
-        """Open the study, fail its stale trials, and return how many trials are left to run."""
+        """Open the study, take over its interrupted trials, and return how many trials are left to run."""
         import optuna
         from optuna.trial import TrialState
 
@@ -170,15 +189,24 @@ class StudyRun:
                 load_if_exists=True, direction="maximize" if self.goal == "max" else "minimize",
                 sampler=make_sampler(self.spec),
             )
-            if _has_heartbeat(self.storage):
-                optuna.storages.fail_stale_trials(self.study)
-        for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            owner = trial.user_attrs.get(OWNER_ATTR)
-            if owner is not None and _owner_is_gone(owner):
-                self.study.tell(trial.number, state=TrialState.FAIL)
-        counted = (TrialState.COMPLETE, TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING)
-        self.remaining = max(0, self.spec.tuning.trials - len(self.study.get_trials(deepcopy=False, states=counted)))
-        return self.remaining
+        # Optuna's fail_stale_trials would fail them; these are run again instead (it has no public list of them)
+        stale = set(self.storage._get_stale_trial_ids(self.study._study_id)) if _has_heartbeat(self.storage) else set()
+        owner = owner_id()
+        with _ctrl_c_deferred():  # a trial taken over is in self.interrupted, where stop() finds it
+            for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+                if not _was_interrupted(trial, stale):
+                    continue  # another run's live trial: left to it
+                if SAMPLER_ATTR in trial.system_attrs and set(self.method.search) <= set(trial.params):
+                    self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
+                    self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, False)
+                    self.beat(trial._trial_id)
+                    self.interrupted.append(trial)
+                else:  # stopped while its params were drawn: nothing of it ran, and its draw is made again
+                    self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, True)
+                    self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
+        self._restore_sampler()
+        self.remaining = max(0, self.spec.tuning.trials - len(self._counted()))
+        return self.remaining + len(self.interrupted)
 
     @property
     def waiting(self) -> bool:
@@ -187,64 +215,148 @@ class StudyRun:
 
     @property
     def finished(self) -> bool:
-        return self.remaining == 0 and not self.running
+        return self.remaining == 0 and not self.interrupted and not self.running
 
     def ask_batch(self) -> list[tuple[int, list[Cell]]]:
-        """Up to ``tuning.batch`` new trials, each with its cells (one per validation seed)."""
-        batch = []
+        """Up to ``tuning.batch`` trials, each with its cells (one per validation seed): interrupted trials
+        first, in their order, then new ones."""
+        size = self.spec.tuning.batch
         owner = owner_id()
-        for _ in range(min(self.spec.tuning.batch, self.remaining)):
-            with _quiet():
-                trial = self.study.ask()
-            trial.set_user_attr(OWNER_ATTR, owner)
-            self.beat(trial)
+        # Ctrl-C waits: a trial's params and its saved sampler are written together. A trial is in
+        # self.running from its ask on, where stop() finds it if anything else stops the run
+        with _ctrl_c_deferred():
+            again, self.interrupted = self.interrupted[:size], self.interrupted[size:]
+            batch = [(trial.number, trial.params) for trial in again]
+            self.running.update((trial.number, trial._trial_id) for trial in again)
+            for _ in range(0 if self.interrupted else min(size - len(again), self.remaining)):
+                with _quiet():
+                    trial = self.study.ask()
+                self.running[trial.number] = trial._trial_id
+                self.remaining -= 1
+                self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
+                self.beat(trial._trial_id)
+                drawn = {name: suggest(trial, name, space) for name, space in self.method.search.items()}
+                self.storage.set_trial_system_attr(trial._trial_id, SAMPLER_ATTR, _pickled(self.study.sampler))
+                batch.append((trial.number, drawn))
+        cells = []
+        for number, drawn in batch:
             params = dict(self.method.params)
-            params.update({name: suggest(trial, name, space) for name, space in self.method.search.items()})
-            self.running[trial.number] = trial
-            self.remaining -= 1
-            batch.append((trial.number, [self.make_cell(params, seed) for seed in self.spec.tuning.seeds]))
-        return batch
+            params.update({name: drawn[name] for name in self.method.search})
+            cells.append((number, [self.make_cell(params, seed) for seed in self.spec.tuning.seeds]))
+        return cells
 
     def tell(self, results: dict[int, list[dict]]) -> None:
         """Tell the whole batch, in trial order: trial number → its cells' results."""
         from optuna.trial import TrialState
 
         metric = self.spec.primary_metric
-        for number in sorted(results):
-            trial = self.running.pop(number)
-            cells = results[number]
-            values = [r["metrics"].get(metric) for r in cells if r["status"] == "ok"]
-            if len(values) == len(cells) and all(v is not None and math.isfinite(v) for v in values):
-                self.study.tell(trial, sum(values) / len(values))
-            else:
-                failed = next((r for r in cells if r["status"] != "ok"), None)
-                self.last_error = f"{failed['status']}: {failed['error']}" if failed else f"no {metric!r} metric"
-                trial.set_user_attr("error", self.last_error)
-                self.study.tell(trial, state=TrialState.FAIL)
+        with _ctrl_c_deferred():  # a trial leaves self.running only once it is told
+            for number in sorted(results):
+                cells = results[number]
+                values = [r["metrics"].get(metric) for r in cells if r["status"] == "ok"]
+                if len(values) == len(cells) and all(v is not None and math.isfinite(v) for v in values):
+                    self.study.tell(number, sum(values) / len(values), skip_if_finished=True)
+                else:
+                    failed = next((r for r in cells if r["status"] != "ok"), None)
+                    self.last_error = f"{failed['status']}: {failed['error']}" if failed else f"no {metric!r} metric"
+                    self.storage.set_trial_user_attr(self.running[number], ERROR_ATTR, self.last_error)
+                    self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
+                del self.running[number]
 
-    def beat(self, trial=None) -> None:
+    def stop(self) -> None:
+        """The run stops with trials unfinished: mark them interrupted, for the next run to redo."""
+        with _ctrl_c_deferred():  # a second Ctrl-C (or a signal sent to the process and its group) waits
+            for trial_id in [*self.running.values(), *(trial._trial_id for trial in self.interrupted)]:
+                self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
+
+    def beat(self, trial_id: int | None = None) -> None:
         """Record a heartbeat for the running trials (storages with a heartbeat only)."""
         if not _has_heartbeat(self.storage):
             return
-        for running in [trial] if trial is not None else self.running.values():
-            self.storage.record_heartbeat(running._trial_id)
+        for running in [trial_id] if trial_id is not None else self.running.values():
+            self.storage.record_heartbeat(running)
 
     def outcome(self) -> TuningOutcome:
         from optuna.trial import TrialState
 
         complete = self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-        total = len(self.study.get_trials(deepcopy=False))
+        done = len(self._counted())
         if not complete:
             error = self.last_error
             if error is None:
-                failed = self.study.get_trials(deepcopy=False, states=(TrialState.FAIL,))
-                error = failed[-1].user_attrs.get("error", "unknown") if failed else "no trial ran"
-            return TuningOutcome(dict(self.method.params), None, total,
-                                 f"tuning failed: all {total} trials failed (last: {error})")
+                failed = [t for t in self._counted() if t.state == TrialState.FAIL]
+                error = failed[-1].user_attrs.get(ERROR_ATTR, "unknown") if failed else "no trial ran"
+            return TuningOutcome(dict(self.method.params), None, done,
+                                 f"tuning failed: all {done} trials failed (last: {error})")
         best = self.study.best_trial
         params = dict(self.method.params)
         params.update(best.params)
-        return TuningOutcome(params, best.value, total)
+        return TuningOutcome(params, best.value, done)
+
+    def _counted(self) -> list:
+        """The trials that use up the budget: those that ran to their end, or run now here or elsewhere.
+
+        A FAIL counts when the method failed (it carries :data:`ERROR_ATTR`), never when a run stopped.
+        """
+        from optuna.trial import TrialState
+
+        return [t for t in self.study.get_trials(deepcopy=False)
+                if t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+                or (t.state == TrialState.FAIL and ERROR_ATTR in t.user_attrs)]
+
+    def _restore_sampler(self) -> None:
+        """Continue the sampler from its state after the newest finished ask, as if the run had never stopped."""
+        saved = [t for t in self.study.get_trials(deepcopy=False) if SAMPLER_ATTR in t.system_attrs]
+        if saved:
+            sampler = _unpickled(max(saved, key=lambda t: t.number).system_attrs[SAMPLER_ATTR])
+            if sampler is not None:
+                self.study.sampler = sampler
+
+
+def _was_interrupted(trial, stale: set[int]) -> bool:
+    """A RUNNING trial that no run is running: marked so by its run, its owner here gone, or its heartbeat stale."""
+    owner = trial.user_attrs.get(OWNER_ATTR)
+    return (trial.user_attrs.get(INTERRUPTED_ATTR) is True or trial._trial_id in stale
+            or (owner is not None and _owner_is_gone(owner)))
+
+
+def _pickled(sampler) -> str:
+    import base64
+    import pickle
+
+    return base64.b64encode(pickle.dumps(sampler)).decode("ascii")
+
+
+def _unpickled(text: str):
+    """The saved sampler, or None when this Optuna cannot read it (then the resumed draws are not exact)."""
+    import base64
+    import pickle
+
+    try:
+        # the storage is this user's own, and Optuna's CMA-ES keeps pickles in it the same way
+        return pickle.loads(base64.b64decode(text))
+    except Exception:
+        return None
+
+
+@contextmanager
+def _ctrl_c_deferred():
+    """Ctrl-C waits until the block ends (main thread, Python's own handler only), then interrupts."""
+    import signal
+    import threading
+
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
+        yield
+        return
+    caught = []
+    signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 def _has_heartbeat(storage) -> bool:

@@ -153,33 +153,48 @@ def test_journal_file_storage(toy_env, write_spec, tmp_path):
     assert not (tmp_path / "o" / "toy" / "optuna.db").exists()
 
 
-def test_stale_trials_fail_by_heartbeat_or_dead_owner_never_a_live_one(toy_env, write_spec, tmp_path):
-    """On a shared storage another machine's live trial is left alone; only stale ones fail."""
+def test_stale_trials_are_taken_over_by_heartbeat_or_dead_owner_never_a_live_one(toy_env, write_spec, tmp_path):
+    """On a shared storage another machine's live trial is left alone; a stale one is run again with its
+    params, or, when its params were never all drawn, failed without using up the budget."""
     import time
 
     import optuna
     from optuna.trial import TrialState
 
     from harness import load_spec
-    from harness.tuning import OWNER_ATTR, StudyRun, study_name
+    from harness.tuning import INTERRUPTED_ATTR, OWNER_ATTR, SAMPLER_ATTR, StudyRun, _pickled, owner_id, study_name
 
     spec = load_spec(write_spec(TOY_SPEC), "default")
     dataset, method = spec.datasets[0], spec.method("toy-tunable")
     storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'shared.db'}", heartbeat_interval=1, grace_period=1)
     study = optuna.create_study(study_name=study_name(spec, dataset, method, {}), storage=storage)
-    stale_elsewhere, dead_here, live_elsewhere = study.ask(), study.ask(), study.ask()
-    stale_elsewhere.set_user_attr(OWNER_ATTR, "other-host:4242:1")
-    storage.record_heartbeat(stale_elsewhere._trial_id)
-    dead_here.set_user_attr(OWNER_ATTR, f"{os.uname().nodename}:999999999:0")  # no such process
+    stale_elsewhere, dead_here, live_elsewhere, stale_asked, dead_asked = (study.ask() for _ in range(5))
+    for trial in (stale_asked, dead_asked):  # asks that finished: params drawn, sampler saved
+        trial.suggest_float("x", 0.0, 1.0)
+        storage.set_trial_system_attr(trial._trial_id, SAMPLER_ATTR, _pickled(study.sampler))
+    for trial in (stale_elsewhere, stale_asked):
+        trial.set_user_attr(OWNER_ATTR, "other-host:4242:1")
+        storage.record_heartbeat(trial._trial_id)
+    for trial in (dead_here, dead_asked):
+        trial.set_user_attr(OWNER_ATTR, f"{os.uname().nodename}:999999999:0")  # no such process
     live_elsewhere.set_user_attr(OWNER_ATTR, "other-host:4343:1")
-    time.sleep(2.5)  # the first heartbeat is now older than the grace period
+    time.sleep(2.5)  # the first heartbeats are now older than the grace period
     storage.record_heartbeat(live_elsewhere._trial_id)
-    run = StudyRun(spec, dataset, method, storage, "max", {}, lambda params, seed: None)
-    remaining = run.start()
-    states = {t.number: t.state for t in run.study.get_trials(deepcopy=False)}
-    assert states == {stale_elsewhere.number: TrialState.FAIL, dead_here.number: TrialState.FAIL,
-                      live_elsewhere.number: TrialState.RUNNING}
-    assert remaining == spec.tuning.trials - 3  # the live trial counts toward the budget
+    run = StudyRun(spec, dataset, method, storage, "max", {}, lambda params, seed: params)
+    to_run = run.start()
+    trials = {t.number: t for t in run.study.get_trials(deepcopy=False)}
+    assert {n: t.state for n, t in trials.items()} == {
+        stale_elsewhere.number: TrialState.FAIL, dead_here.number: TrialState.FAIL,
+        live_elsewhere.number: TrialState.RUNNING, stale_asked.number: TrialState.RUNNING,
+        dead_asked.number: TrialState.RUNNING}
+    assert all(trials[t.number].user_attrs[INTERRUPTED_ATTR] for t in (stale_elsewhere, dead_here))
+    assert [t.number for t in run.interrupted] == [stale_asked.number, dead_asked.number]
+    assert {trials[t.number].user_attrs[OWNER_ATTR] for t in (stale_asked, dead_asked)} == {owner_id()}
+    assert trials[live_elsewhere.number].user_attrs[OWNER_ATTR] == "other-host:4343:1"
+    # the live trial and the two taken over count toward the budget; the two failed ones do not
+    assert run.remaining == spec.tuning.trials - 3 and to_run == run.remaining + 2
+    # taken-over trials run first, in order, with their own params (one validation seed: one cell)
+    assert run.ask_batch() == [(stale_asked.number, [{"x": trials[stale_asked.number].params["x"]}])]
 
 
 # --- code-aware keys -------------------------------------------------------------------------

@@ -7,7 +7,9 @@ case can be checked exactly and fast.
 from __future__ import annotations
 
 import os
+import signal
 import time
+from pathlib import Path
 from typing import Protocol
 
 import numpy as np
@@ -28,7 +30,8 @@ CATALOGUE = {
     "methods": {
         name: {"task": "toy.guess", "target": f"toy_plugin:{cls}", "about": name}
         for name, cls in [("toy-constant", "Constant"), ("toy-tunable", "Tunable"), ("toy-sleep", "Sleep"),
-                          ("toy-raise", "Raise"), ("toy-nan", "NaN"), ("toy-crash", "Crash"), ("toy-peek", "Peek")]
+                          ("toy-raise", "Raise"), ("toy-nan", "NaN"), ("toy-crash", "Crash"), ("toy-peek", "Peek"),
+                          ("toy-stop", "Stop")]
     },
 }
 
@@ -129,3 +132,22 @@ class Peek:
     def guess(self, hint, rng):
         time.sleep(self.seconds)
         return hint + 0.01 * rng.standard_normal()
+
+
+class Stop(Tunable):
+    """Tunable, and stops the `harness run` that runs it while its k-th call is in flight.
+
+    ``HARNESS_TOY_STOP=COUNTER:K1,K2,...:SIGNAL``: the calls are counted in the file COUNTER, over
+    every run, and at call K1, K2, ... the worker sends SIGNAL (SIGINT: a Ctrl-C, SIGKILL) to its run.
+    """
+
+    def guess(self, hint, rng):
+        stop = os.environ.get("HARNESS_TOY_STOP")
+        if stop:
+            counter, calls, name = stop.rsplit(":", 2)
+            counter = Path(counter)
+            call = int(counter.read_text()) + 1 if counter.exists() else 1
+            counter.write_text(str(call))
+            if str(call) in calls.split(","):
+                os.kill(os.getppid(), getattr(signal, name))
+        return super().guess(hint, rng)

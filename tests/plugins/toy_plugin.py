@@ -134,6 +134,20 @@ class Peek:
         return hint + 0.01 * rng.standard_normal()
 
 
+def _count_call(counter: Path) -> int:
+    """Add one to the number in ``counter`` and return it; workers running at once each get their own."""
+    import fcntl
+
+    with open(counter, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.seek(0)
+        call = int(f.read() or 0) + 1
+        f.seek(0)
+        f.truncate()
+        f.write(str(call))
+    return call
+
+
 class Stop(Tunable):
     """Tunable, and stops the `harness run` that runs it while its k-th call is in flight.
 
@@ -145,9 +159,7 @@ class Stop(Tunable):
         stop = os.environ.get("HARNESS_TOY_STOP")
         if stop:
             counter, calls, name = stop.rsplit(":", 2)
-            counter = Path(counter)
-            call = int(counter.read_text()) + 1 if counter.exists() else 1
-            counter.write_text(str(call))
+            call = _count_call(Path(counter))
             if str(call) in calls.split(","):
                 os.kill(os.getppid(), getattr(signal, name))
         return super().guess(hint, rng)

@@ -75,7 +75,7 @@ def _interrupting(after_cells: int):
             from harness.execute import execute_cell
 
             if self.handed_back >= after_cells:
-                raise KeyboardInterrupt
+                raise KeyboardInterrupt(f"Ctrl-C after {after_cells} cells")
             self.handed_back += 1
             tag, cell = self.queue.pop(0)
             return [(tag, execute_cell(cell))]
@@ -102,7 +102,7 @@ def _run(spec, out, executor: str):
 def _interrupted_then_resumed(spec, out, stops: list[int]):
     """Runs stopped by Ctrl-C, the i-th after ``stops[i]`` of its cells, then a run to the end."""
     for stop in stops:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt, match=f"Ctrl-C after {stop} cells"):
             _run(spec, out, f"stop-at-{stop}")
     _run(spec, out, "inline")
     return out / "tune"

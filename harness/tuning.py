@@ -311,6 +311,12 @@ class StudyRun:
             sampler = _unpickled(max(saved, key=lambda t: t.number).system_attrs[SAMPLER_ATTR])
             if sampler is not None:
                 self.study.sampler = sampler
+            else:
+                import sys
+
+                print(f"tuning {self.study.study_name}: this Optuna cannot read the sampler state the interrupted "
+                      "run saved; the remaining trials are drawn by a fresh sampler, so the tuned params may "
+                      "differ from an uninterrupted run's", file=sys.stderr)
 
 
 def _was_interrupted(trial, stale: set[int]) -> bool:

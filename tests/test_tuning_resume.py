@@ -209,3 +209,24 @@ def test_sigkill_while_params_are_drawn_draws_them_again(toy_env, write_spec, tm
     trials = _trials(resumed)
     assert [t for t in trials if t[0] != "FAIL"] == _trials(whole)
     assert [params for state, params, _ in trials if state == "FAIL"] == [{"x": _trials(whole)[2][1]["x"]}]
+
+
+def test_a_sampler_state_this_optuna_cannot_read_is_said_not_silently_replaced(
+        toy_env, write_spec, tmp_path, inline_executors, capsys):
+    import optuna
+
+    from harness.tuning import SAMPLER_ATTR
+
+    spec = write_spec(_spec("tpe", batch=1), stem="tune")
+    out = tmp_path / "o"
+    with pytest.raises(KeyboardInterrupt, match="Ctrl-C after 5 cells"):
+        _run(spec, out, "stop-at-5")
+    storage = optuna.storages.RDBStorage(f"sqlite:///{out / 'tune' / 'optuna.db'}")
+    (summary,) = optuna.get_all_study_summaries(storage)
+    study = optuna.load_study(study_name=summary.study_name, storage=storage)
+    (newest,) = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    assert SAMPLER_ATTR in newest.system_attrs  # the newest saved state: the one a resumed run reads
+    storage.set_trial_system_attr(newest._trial_id, SAMPLER_ATTR, "bm90IGEgcGlja2xl")  # "not a pickle"
+    capsys.readouterr()
+    _run(spec, out, "inline")
+    assert "cannot read the sampler state the interrupted run saved" in capsys.readouterr().err

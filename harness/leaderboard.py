@@ -285,8 +285,8 @@ def _header_lines(board: Board) -> list[str]:
         f"{primary} overlaps the best method's, so these seeds do not separate the two",
     ]
     if any(board.chance.values()):
-        lines.append(f"chance level: the value a metric takes at chance, as the task declares it (1/N for N-way "
-                     f"accuracy, 0 for the adjusted Rand index); “{AT_CHANCE}” marks a value whose 95% interval "
+        lines.append(f"chance level: the value a metric takes at chance, as the task declares it (given per "
+                     f"dataset below); “{AT_CHANCE}” marks a value whose 95% interval "
                      f"contains it (or, without an interval, whose mean is it); a dataset where every method is at "
                      f"chance on {primary} is not ranked and is left out of the mean win rate")
     lines += [

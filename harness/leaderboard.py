@@ -191,6 +191,8 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
         paper = spec["paper"]
         out += [f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else ""), ""]
     out += _header(meta, rows) + [""]
+    others = [v for v in verdicts if getattr(v, "kind", "paired") != "paired"]
+    verdicts = [v for v in verdicts if getattr(v, "kind", "paired") == "paired"]
     if verdicts:
         out += ["## Claims", "",
                 "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
@@ -208,6 +210,7 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
             cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), evidence, v.spread_text() or "—"]
             out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
         out.append("")
+    out += render_other_claims(others)
     rates = win_rates(tables, primary, metrics)
     if rates:
         out += [f"## Mean win rate across datasets ({primary} {metrics[primary].arrow})", "",
@@ -238,6 +241,33 @@ def render_markdown(meta: dict, rows: list[dict], tables: dict[str, list[Row]], 
             out += [""] + [f"- {method}: {error}" for method, error in errors]
         out.append("")
     return "\n".join(out)
+
+
+def render_other_claims(verdicts: list) -> list[str]:
+    """The sections of the scaling and bound claims (:mod:`harness.claims`), after the paired ones."""
+    out: list[str] = []
+    scaling = [v for v in verdicts if v.kind == "scaling"]
+    if scaling:
+        out += ["## Scaling claims", "",
+                "Each method's exponent is the least-squares slope of log(metric) against log(size), fitted per seed "
+                "over the claim's datasets (at least 5 sizes spanning 16x), then averaged over seeds ± the half-width "
+                "of its 95% t-interval. The claim is a paired t-test over seeds of the difference of two exponents.", "",
+                "| claim | verdict | says | source | sizes | exponents | evidence |", "|---|---|---|---|---|---|---|"]
+        for v in scaling:
+            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), v.sizes_text(),
+                     v.spread_text() or "—", v.evidence()]
+            out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
+        out.append("")
+    bounds = [v for v in verdicts if v.kind == "bound"]
+    if bounds:
+        out += ["## Bound claims", "",
+                "A bound holds on every cell of the named methods; one cell beyond it refutes the claim.", "",
+                "| claim | verdict | says | source | evidence | per dataset |", "|---|---|---|---|---|---|"]
+        for v in bounds:
+            cells = [f"`{v.claim}`", f"**{v.verdict}**", v.says, v.provenance(), v.evidence(), v.spread_text() or "—"]
+            out.append("| " + " | ".join(_table_text(c) for c in cells) + " |")
+        out.append("")
+    return out
 
 
 def render_csv(meta: dict, tables: dict[str, list[Row]]) -> str:

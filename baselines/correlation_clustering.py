@@ -21,9 +21,9 @@ from harness.tasks.graph.correlation_clustering import (
     labels_from_clusters,
 )
 
-# x_uv < 1/2 − margin: the LP solver's own feasibility error (~1e-7) must not let two ends of
-# a hostile pair (x = 1) both sit just under 1/2 from the same pivot.
-_THRESHOLD_MARGIN = 1e-6
+# |x_uv − 1/2| ≤ this is a tie at 1/2: the LP solver's own feasibility error is ~1e-7, so a value
+# this close to 1/2 may be 1/2 exactly (half-integral LP vertices put many pairs there).
+_TIE = 1e-6
 
 
 def solve_triangle_lp(instance: CCInstance) -> tuple[np.ndarray, float]:
@@ -88,10 +88,12 @@ def _best_of(runs, instance: CCInstance) -> np.ndarray:
 class VanZuylenWilliamsonPivot:
     """Triangle-LP rounding by Pivot (van Zuylen & Williamson, SODA'07 / MOR'09).
 
-    Solve the triangle LP with x = 0 on F and x = 1 on H, and run Pivot on G′ = {uv : x_uv < ½}:
-    the pivot k takes every unclustered j with x_kj < ½. The strict ½ is what keeps the hard
-    constraints: x = 0 on F and the triangle inequality give x_uj = x_vj for a friendly uv, so
-    u and v go together; x_uv = 1 on H gives x_ku + x_kv ≥ 1, so they never both join k.
+    Solve the triangle LP with x = 0 on F and x = 1 on H, and run Pivot on G′ = {uv : x_uv ≤ ½}:
+    the pivot k takes every unclustered j with x_kj ≤ ½, except where a cannot-link pair needs
+    the cut to be strict. x = 0 on F and the triangle inequality give x_uj = x_vj for a friendly
+    uv, so u and v go together; x_uv = 1 on H gives x_ku + x_kv ≥ 1, so both can join k only
+    when x_ku = x_kv = ½: such tied nodes are left out of k's cluster (see :func:`lp_pivot`),
+    and every other tie at ½ joins.
 
     Parameters
     ----------
@@ -118,7 +120,12 @@ class VanZuylenWilliamsonPivot:
 
 
 def lp_pivot(instance: CCInstance, x: np.ndarray, rng: np.random.Generator | None = None) -> np.ndarray:
-    """Pivot on G′ = {uv : x_uv < ½}; ``rng=None`` takes the minimum-ratio pivot, else a random one.
+    """Pivot on G′ = {uv : x_uv ≤ ½}; ``rng=None`` takes the minimum-ratio pivot, else a random one.
+
+    The pivot k's cluster is k, every unclustered j with x_kj < ½, and every unclustered j with
+    x_kj = ½ (up to :data:`_TIE`) unless j has a cannot-link partner among those candidates:
+    the strict cut applies only to the tied nodes a cannot-link pair forces apart (both ends,
+    so no arbitrary preference between them).
 
     The ratio of a pivot k is (pairs its cluster decides that the clustering pays) / (Σ c_uv
     over those pairs), the decided pairs being every unclustered pair with an end in the
@@ -134,7 +141,17 @@ def lp_pivot(instance: CCInstance, x: np.ndarray, rng: np.random.Generator | Non
     x_units = (onehot @ x @ onehot.T) / np.outer(sizes, sizes)
     np.fill_diagonal(x_units, 0.0)
     x_nodes = x_units[components][:, components]
-    joins = x_units < 0.5 - _THRESHOLD_MARGIN
+    below = x_units < 0.5 - _TIE
+    tied = np.abs(x_units - 0.5) <= _TIE
+    hostile = np.zeros_like(below)
+    for u, v in instance.hostile:
+        hostile[components[u], components[v]] = hostile[components[v], components[u]] = True
+
+    def cluster_of(unit, units):
+        candidates = units[below[unit, units] | tied[unit, units] | (units == unit)]
+        conflicted = tied[unit, candidates] & hostile[np.ix_(candidates, candidates)].any(axis=1)
+        return candidates[~conflicted]
+
     upper = np.triu(np.ones((n, n), dtype=bool), k=1)
     cut = upper & (instance.signs > 0)
     join = upper & (instance.signs < 0)
@@ -147,7 +164,7 @@ def lp_pivot(instance: CCInstance, x: np.ndarray, rng: np.random.Generator | Non
         candidates = units if rng is None else [components[rng.choice(np.flatnonzero(remaining))]]
         best, best_ratio = None, math.inf
         for unit in candidates:
-            members = remaining & np.isin(components, units[joins[unit, units] | (units == unit)])
+            members = remaining & np.isin(components, cluster_of(unit, units))
             decided = upper & ((members[:, None] & remaining[None, :]) | (remaining[:, None] & members[None, :]))
             together = members[:, None] & members[None, :]
             paid = float((decided & np.where(together, join, cut)).sum())

@@ -40,20 +40,24 @@ class GeneralisedEigensolve(CpuKernel):
 
 
 class Laplacians(CpuKernel):
-    """Both dense normalised Laplacians and CC++'s loop: the work before the eigensolve."""
+    """The two operators and CC++'s loop, the work before the eigensolve: each graph's own
+    normalised Laplacian, or the degree-equalised pair (G scaled and looped to H's degrees)."""
 
-    params = [400, 1000]
-    param_names = ["n"]
-    version = "1"
+    params = ([400, 1000], ["normalised", "degree-equalised"])
+    param_names = ["n", "operator"]
+    version = "2"
 
-    def setup(self, n):
+    def setup(self, n, operator):
         self.instance = sbm_instance(n)
 
-    def time_build_operators(self, n):
-        from components.laplacians import graph_laplacian
+    def time_build_operators(self, n, operator):
+        from components.laplacians import degree_equalised_laplacians, graph_laplacian
         from implementations.signed_laplacian import cannot_link_operator
 
-        graph_laplacian(self.instance.similarity)
+        if operator == "normalised":
+            graph_laplacian(self.instance.similarity)
+        else:
+            degree_equalised_laplacians(self.instance.similarity, self.instance.cannot_link)
         cannot_link_operator(self.instance.cannot_link, "normalized", 1e-2, np.array([0]))
 
 

@@ -14,6 +14,7 @@ import numpy as np
 __all__ = [
     "LAPLACIANS",
     "connected_components",
+    "degree_equalised_laplacians",
     "graph_laplacian",
     "laplacian_kernel_basis",
     "one_vertex_per_component",
@@ -53,6 +54,35 @@ def graph_laplacian(adjacency, kind: str = "normalized") -> np.ndarray:
     scale = np.zeros_like(degree)
     scale[degree > 0] = 1.0 / np.sqrt(degree[degree > 0])
     return np.diag((degree > 0).astype(float)) - scale[:, None] * weights * scale[None, :]
+
+
+def degree_equalised_laplacians(similarity, cannot_link) -> tuple[np.ndarray, np.ndarray, np.ndarray, float]:
+    """Δ_G and Δ_H after the paper's preprocessing (Fabila Carrasco & Sun, Section 3): (Δ_G, Δ_H, degree, c0).
+
+    G is scaled by c0 = min_v deg_H(v) / deg_G(v), so that deg_G ≤ deg_H, and every vertex gets
+    a self-loop that raises its G-degree to deg_H (here a loop of weight w adds w to the degree
+    and nothing to the quadratic form; the paper's loop of weight w/2 counted twice is the same
+    graph). Both graphs then have the degrees D = deg_H, and both Laplacians are normalised by
+    that one D: Δ_G = I − D^{-1/2}(c0 A_G + loops)D^{-1/2} = D^{-1/2} c0 L_G D^{-1/2} and
+    Δ_H = I − D^{-1/2} A_H D^{-1/2}, H's own normalised Laplacian. The pencil (Δ_G, Δ_H) is
+    the combinatorial pencil (c0 L_G, L_H) in the coordinates y = D^{1/2} x.
+
+    Every vertex needs a cannot-link edge: with deg_H(v) = 0 the equal degrees would force G's
+    edges at v to weight 0 (c0 = 0), and the preprocessing is undefined.
+    """
+    g, h = _dense_symmetric(similarity), _dense_symmetric(cannot_link)
+    degree_g, degree = g.sum(axis=1), h.sum(axis=1)
+    if (degree <= 0).any():
+        isolated = np.flatnonzero(degree <= 0)
+        raise ValueError(f"{isolated.size} vertex(es) (e.g. {isolated[0]}) have no cannot-link edge: degree "
+                         "equalisation scales G by min deg_H / deg_G = 0 there; use the normalised operator")
+    has_g = degree_g > 0
+    c0 = float(np.min(degree[has_g] / degree_g[has_g])) if has_g.any() else 1.0
+    loops = degree - c0 * degree_g  # ≥ 0 by the choice of c0
+    scale = 1.0 / np.sqrt(degree)
+    delta_g = np.eye(len(g)) - scale[:, None] * (c0 * g + np.diag(loops)) * scale[None, :]
+    delta_h = np.eye(len(h)) - scale[:, None] * h * scale[None, :]
+    return delta_g, delta_h, degree, c0
 
 
 def vertex_function(vector: np.ndarray, adjacency) -> np.ndarray:

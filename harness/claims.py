@@ -21,13 +21,28 @@ Beside the pooled verdict each dataset's own mean difference is kept (``per_data
 pooled win made of one large gain and four ties reads as such; and the claim's ``source``
 (``paper``, with its ``quote``, or ``harness``: a hypothesis the paper does not test itself)
 goes with the verdict, so a theory paper's "reproduced" reads as what it is.
+
+Two more kinds of claim (``kind:``), each with a verdict that has the same ``line``,
+``details`` and ``to_dict``:
+
+- ``scaling`` (:func:`check_scaling`): "A's metric grows with a smaller power of the size than
+  B's". The size is a dataset parameter (``size: n``). For each seed and method, the slope of
+  log(metric) against log(size) is fitted by least squares over the claim's datasets (at least
+  :data:`MIN_SIZES` sizes spanning :data:`MIN_SIZE_SPAN`x, the sizes where both methods are ok
+  in that seed); the seed's pair is the difference of the two slopes, oriented by the metric's
+  goal, and the verdict is the same t-interval rule as above with the margin in exponent units.
+  Each method's exponent (mean ± 95% half-width over seeds) goes on the page.
+- ``bound`` (:func:`check_bound`): "the metric is at most (at least) a value on every cell of
+  these methods", a theorem's guarantee. One cell beyond it (beyond float rounding) refutes it
+  (``not reproduced``, naming the worst cell); no violation is ``reproduced`` only when every
+  cell of the named methods finished (a failed cell is unchecked: ``inconclusive``).
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any, ClassVar, Sequence
 
-from harness.stats import mean_and_half_width, no_spread, one_sided_t
+from harness.stats import FLOAT_NOISE, mean_and_half_width, no_spread, one_sided_t
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
 SEED, DATASET_SEED = "seed", "dataset-seed"
@@ -36,6 +51,20 @@ PAPER, HARNESS = "paper", "harness"
 TEST = "paired t-test over (dataset, seed), 95% interval of the mean difference"  # replicate: dataset-seed
 TEST_BY_SEED = ("paired t-test over seeds (each seed's differences averaged over the claim's datasets), "
                 "95% interval of the mean difference")
+PAIRED, SCALING, BOUND = "paired", "scaling", "bound"
+KINDS = (PAIRED, SCALING, BOUND)
+MIN_SIZES, MIN_SIZE_SPAN = 5, 16.0  # a scaling claim's exponent: at least 5 sizes spanning 16x
+TEST_SCALING = ("paired t-test over seeds of the difference of exponents (each the least-squares slope of "
+                "log(metric) against log(size) over the claim's datasets), 95% interval of the mean difference")
+TEST_BOUND = "every cell of the named methods against the bound; one cell beyond it refutes the claim"
+
+
+def _provenance(source: str | None, quote: str | None) -> str:
+    if source == PAPER:
+        return f"from the paper: {quote}"
+    if source == HARNESS:
+        return "a hypothesis this harness tests" + (f"; {quote}" if quote else "")
+    return "source not stated"
 
 
 @dataclass
@@ -82,13 +111,11 @@ class Verdict:
     def pairs_text(self) -> str:
         return f"{self.pairs} independent pair{'' if self.pairs == 1 else 's'} ({self.unit})"
 
+    kind: ClassVar[str] = PAIRED
+
     def provenance(self) -> str:
         """Where the claim comes from, for the page and ``harness check``."""
-        if self.source == PAPER:
-            return f"from the paper: {self.quote}"
-        if self.source == HARNESS:
-            return "a hypothesis this harness tests" + (f"; {self.quote}" if self.quote else "")
-        return "source not stated"
+        return _provenance(self.source, self.quote)
 
     def spread_text(self) -> str:
         """Each dataset's mean difference (+ favours ``better``), with its 95% half-width over seeds."""
@@ -171,8 +198,19 @@ def per_dataset_evidence(cells: dict[tuple[str, int], float], order: Sequence[st
     return evidence
 
 
-def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] = ()) -> Verdict:
-    """The claim's verdict on ``rows``; ``order`` lists dataset ids in the order the page shows them."""
+def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] = ()):
+    """The claim's verdict on ``rows``; ``order`` lists dataset ids in the order the page shows them.
+
+    A :class:`Verdict` for a paired claim (the default kind), a :class:`ScalingVerdict` or a
+    :class:`BoundVerdict` for the others.
+    """
+    kind = claim.get("kind", PAIRED)
+    if kind == SCALING:
+        return check_scaling(claim, rows, goal)
+    if kind == BOUND:
+        return check_bound(claim, rows, order)
+    if kind != PAIRED:
+        raise ValueError(f"claim {claim['id']!r}: kind {kind!r}; expected one of {', '.join(KINDS)}")
     margin = float(claim.get("margin", 0.0))
     min_pairs = int(claim.get("min_pairs", 3))
     replicate = claim.get("replicate", SEED)
@@ -198,3 +236,288 @@ def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] =
         verdict, reason = INCONCLUSIVE, f"the interval contains {side}; {more} could decide it"
     return Verdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
                    reason=reason, **base)
+
+
+# --- scaling claims: exponents over a size sweep ----------------------------------------------
+
+
+@dataclass
+class MethodExponent:
+    """One method's fitted exponent: the mean over seeds of its log-log slope, with its 95% half-width."""
+
+    method: str
+    seeds: int
+    mean: float
+    half_width: float | None  # None with one seed
+
+    def text(self) -> str:
+        spread = " (1 seed)" if self.half_width is None else f" ± {self.half_width:.2g}"
+        return f"{self.method} {self.mean:.3g}{spread}"
+
+
+def log_log_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
+    """Least-squares slope of log(value) against log(size): the exponent k of value ∝ size^k."""
+    import numpy as np
+
+    x, y = np.log(np.asarray(sizes, dtype=float)), np.log(np.asarray(values, dtype=float))
+    x = x - x.mean()
+    return float((x * (y - y.mean())).sum() / (x * x).sum())
+
+
+def _enough_sizes(sizes: Sequence[float]) -> bool:
+    return len(set(sizes)) >= MIN_SIZES and max(sizes) >= MIN_SIZE_SPAN * min(sizes)
+
+
+def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str], dict[float, float]]:
+    """(seed, method) → {size: value} over the claim's datasets, from ok rows with a positive value."""
+    wanted = set(claim.get("datasets") or ()) or None
+    size = claim["size"]
+    out: dict[tuple[int, str], dict[float, float]] = {}
+    for row in rows:
+        value = row["metrics"].get(claim["metric"]) if row["status"] == "ok" else None
+        at = (row.get("dataset_params") or {}).get(size)
+        if value is None or at is None or (wanted is not None and row["dataset"] not in wanted):
+            continue
+        if value > 0 and at > 0:  # a logarithm needs both positive; a zero time is no measurement
+            out.setdefault((row["seed"], row["method"]), {})[float(at)] = float(value)
+    return out
+
+
+def exponents(claim: dict, rows: list[dict]) -> list[MethodExponent]:
+    """Every method's exponent on the claim's datasets: ``better`` and ``than`` first, then the others by name."""
+    slopes: dict[str, list[float]] = {}
+    for (_, method), points in sorted(_by_seed_and_method(claim, rows).items()):
+        if _enough_sizes(list(points)):
+            slopes.setdefault(method, []).append(log_log_slope(list(points), list(points.values())))
+    first = [m for m in (claim["better"], claim["than"]) if m in slopes]
+    out = []
+    for method in first + sorted(set(slopes) - set(first)):
+        mean, half = mean_and_half_width(slopes[method])
+        out.append(MethodExponent(method, len(slopes[method]), mean, half))
+    return out
+
+
+@dataclass
+class ScalingVerdict:
+    claim: str
+    says: str
+    verdict: str
+    metric: str
+    better: str
+    than: str
+    size: str
+    pairs: int  # seeds with both methods ok on enough sizes
+    mean_difference: float | None  # of the exponents, + favours ``better``
+    interval: tuple[float, float] | None
+    p_value: float | None
+    test: str
+    reason: str
+    margin: float = 0.0
+    unit: str = "seeds"
+    sizes: list[float] = field(default_factory=list)  # the sizes measured, over every seed
+    exponents: list[MethodExponent] = field(default_factory=list)
+    source: str | None = None
+    quote: str | None = None
+
+    kind: ClassVar[str] = SCALING
+
+    def pairs_text(self) -> str:
+        return f"{self.pairs} independent pair{'' if self.pairs == 1 else 's'} ({self.unit})"
+
+    def provenance(self) -> str:
+        return _provenance(self.source, self.quote)
+
+    def sizes_text(self) -> str:
+        return f"{self.size} = {', '.join(f'{s:g}' for s in self.sizes)}" if self.sizes else f"no {self.size} measured"
+
+    def spread_text(self) -> str:
+        """Each method's exponent of ``metric`` in ``size``, mean ± 95% half-width over seeds."""
+        return "; ".join(e.text() for e in self.exponents)
+
+    def evidence(self) -> str:
+        if self.mean_difference is None:
+            return self.reason
+        lo, hi = self.interval
+        return (f"exponent of {self.than} − exponent of {self.better} (oriented, + favours {self.better}): "
+                f"{self.mean_difference:+.3g}, 95% CI [{lo:+.3g}, {hi:+.3g}], p = {self.p_value:.3g}, "
+                f"{self.pairs_text()}; {self.reason}")
+
+    def line(self) -> str:
+        numbers = ""
+        if self.mean_difference is not None:
+            lo, hi = self.interval
+            numbers = (f" — {self.better} vs {self.than}, exponent of {self.metric} in {self.size}: difference "
+                       f"{self.mean_difference:+.3g} (+ favours {self.better}; 95% CI [{lo:+.3g}, {hi:+.3g}], "
+                       f"one-sided p = {self.p_value:.3g}, {self.pairs_text()})")
+        return f"{self.claim}: {self.verdict}{numbers}; {self.reason}"
+
+    def details(self) -> list[str]:
+        out = [f"exponents of {self.metric} in {self.size} (mean ± 95% half-width over seeds; {self.sizes_text()}): "
+               f"{self.spread_text() or 'none fitted'}"]
+        out.append(" ".join(self.provenance().split()))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict:
+    """A scaling claim's verdict: per seed, the exponent of ``than`` minus that of ``better`` (goal min)."""
+    margin = float(claim.get("margin", 0.0))
+    min_pairs = int(claim.get("min_pairs", 3))
+    points = _by_seed_and_method(claim, rows)
+    better, than = claim["better"], claim["than"]
+    differences, skipped = [], 0
+    for seed in sorted({seed for seed, _ in points}):
+        a, b = points.get((seed, better), {}), points.get((seed, than), {})
+        common = sorted(set(a) & set(b))
+        if not _enough_sizes(common):
+            skipped += 1
+            continue
+        slope_a = log_log_slope(common, [a[s] for s in common])
+        slope_b = log_log_slope(common, [b[s] for s in common])
+        # a metric to minimise: better's grows more slowly; to maximise: better's grows faster
+        differences.append(slope_b - slope_a if goal == "min" else slope_a - slope_b)
+    unit = "seeds; each the difference of two slopes fitted over the sizes"
+    if skipped:
+        unit += f"; {skipped} seed(s) without both methods on {MIN_SIZES} sizes spanning {MIN_SIZE_SPAN:g}x left out"
+    base = dict(claim=claim["id"], says=claim["says"], metric=claim["metric"], better=better, than=than,
+                size=claim["size"], pairs=len(differences), test=TEST_SCALING, margin=margin, unit=unit,
+                sizes=sorted({s for p in points.values() for s in p}), exponents=exponents(claim, rows),
+                source=claim.get("source"), quote=claim.get("quote"))
+    if len(differences) < min_pairs:
+        return ScalingVerdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
+                              reason=f"only {len(differences)} seed(s) with both methods ok on at least {MIN_SIZES} "
+                                     f"sizes spanning {MIN_SIZE_SPAN:g}x; the claim needs at least {min_pairs}", **base)
+    result = one_sided_t(differences, margin)
+    lo, hi = result.interval
+    side = f"the margin {margin:g}" if margin else "0"
+    if lo > margin:
+        verdict, reason = REPRODUCED, f"the whole interval is above {side}"
+    elif hi <= margin:
+        verdict, reason = NOT_REPRODUCED, (f"the whole interval is at or below {side}: {than}'s exponent does not "
+                                           f"exceed {better}'s by more than {margin:g}" if goal == "min" else
+                                           f"the whole interval is at or below {side}")
+    else:
+        verdict, reason = INCONCLUSIVE, f"the interval contains {side}; more seeds could decide it"
+    return ScalingVerdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
+                          reason=reason, **base)
+
+
+# --- bound claims: a theorem's guarantee on every cell -----------------------------------------
+
+
+@dataclass
+class BoundCell:
+    dataset: str
+    seed: int
+    method: str
+    value: float
+
+    def text(self) -> str:
+        return f"{self.method} on {self.dataset}, seed {self.seed}: {self.value:.6g}"
+
+
+@dataclass
+class BoundDataset:
+    """One dataset's share of a bound claim: its cells checked and its worst value."""
+
+    dataset: str
+    cells: int
+    worst: float
+    violations: int
+
+    def text(self) -> str:
+        over = f", {self.violations} beyond the bound" if self.violations else ""
+        return f"{self.dataset} worst {self.worst:.4g} over {self.cells} cell{'' if self.cells == 1 else 's'}{over}"
+
+
+@dataclass
+class BoundVerdict:
+    claim: str
+    says: str
+    verdict: str
+    metric: str
+    methods: list[str]
+    side: str  # "at_most" or "at_least"
+    bound: float
+    cells: int  # cells of the named methods that finished and were checked
+    failed: int  # cells of the named methods that did not finish: unchecked
+    violations: int
+    worst: BoundCell | None
+    test: str
+    reason: str
+    per_dataset: list[BoundDataset] = field(default_factory=list)
+    source: str | None = None
+    quote: str | None = None
+
+    kind: ClassVar[str] = BOUND
+
+    def provenance(self) -> str:
+        return _provenance(self.source, self.quote)
+
+    def bound_text(self) -> str:
+        return f"{self.metric} {'≤' if self.side == 'at_most' else '≥'} {self.bound:g}"
+
+    def spread_text(self) -> str:
+        return "; ".join(e.text() for e in self.per_dataset)
+
+    def evidence(self) -> str:
+        worst = f"; the worst cell: {self.worst.text()}" if self.worst else ""
+        return (f"{self.bound_text()} on every cell of {', '.join(self.methods)}: {self.cells} cell(s) checked, "
+                f"{self.violations} beyond the bound{worst}; {self.reason}")
+
+    def line(self) -> str:
+        return f"{self.claim}: {self.verdict} — {self.evidence()}"
+
+    def details(self) -> list[str]:
+        out = []
+        if self.per_dataset:
+            out.append(f"per dataset: {self.spread_text()}")
+        out.append(" ".join(self.provenance().split()))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, **asdict(self)}
+
+
+def check_bound(claim: dict, rows: list[dict], order: Sequence[str] = ()) -> BoundVerdict:
+    """A bound claim's verdict: every finished cell of ``methods`` against ``at_most`` / ``at_least``."""
+    side = "at_most" if claim.get("at_most") is not None else "at_least"
+    bound = float(claim[side])
+    sign = 1.0 if side == "at_most" else -1.0  # sign · (value − bound) > 0 is a violation
+    slack = FLOAT_NOISE * max(1.0, abs(bound))
+    wanted = set(claim.get("datasets") or ()) or None
+    methods = list(claim["methods"])
+    checked: list[BoundCell] = []
+    failed = 0
+    for row in rows:
+        if row["method"] not in methods or (wanted is not None and row["dataset"] not in wanted):
+            continue
+        value = row["metrics"].get(claim["metric"]) if row["status"] == "ok" else None
+        if value is None:
+            failed += 1
+            continue
+        checked.append(BoundCell(row["dataset"], row["seed"], row["method"], float(value)))
+    beyond = [c for c in checked if sign * (c.value - bound) > slack]
+    worst = max(checked, key=lambda c: (sign * c.value, c.dataset, c.seed, c.method)) if checked else None
+    rank = {d: i for i, d in enumerate(order)}
+    per_dataset = []
+    for dataset in sorted({c.dataset for c in checked}, key=lambda d: (rank.get(d, len(rank)), d)):
+        cells = [c for c in checked if c.dataset == dataset]
+        extreme = max(sign * c.value for c in cells) * sign
+        per_dataset.append(BoundDataset(dataset, len(cells), extreme, sum(c in beyond for c in cells)))
+    what = f"{claim['metric']} {'≤' if side == 'at_most' else '≥'} {bound:g}"
+    if beyond:
+        verdict, reason = NOT_REPRODUCED, f"{len(beyond)} cell(s) violate {what}, so the bound does not hold here"
+    elif not checked:
+        verdict, reason = INCONCLUSIVE, f"no cell of {', '.join(methods)} finished; nothing to check"
+    elif failed:
+        verdict, reason = INCONCLUSIVE, (f"no finished cell violates {what}, but {failed} cell(s) did not finish "
+                                         f"and are unchecked")
+    else:
+        verdict, reason = REPRODUCED, f"no cell violates {what}"
+    return BoundVerdict(claim=claim["id"], says=claim["says"], verdict=verdict, metric=claim["metric"],
+                        methods=methods, side=side, bound=bound, cells=len(checked), failed=failed,
+                        violations=len(beyond), worst=worst, test=TEST_BOUND, reason=reason,
+                        per_dataset=per_dataset, source=claim.get("source"), quote=claim.get("quote"))

@@ -225,9 +225,13 @@ def cmd_run(args) -> int:
             print(f"  {count} cell(s) skipped: {reason}")
         for verdict in s.verdicts:
             print(f"  claim {verdict.claim}: {verdict.verdict}")
-        if s.verdicts:
+        kinds = {getattr(v, "kind", "paired") for v in s.verdicts}
+        if kinds & {"paired", "scaling"}:
             print("  (reproduced: the 95% interval of the paired difference over independent seeds lies above the "
                   "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
+        if "bound" in kinds:
+            print("  (a bound claim: reproduced when no cell of its methods is beyond the bound; one cell beyond "
+                  "it refutes it)")
         if not s.ok:
             status = EXIT_FAILED
             print(f"  {s.not_ok} planned cell(s) failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl; "
@@ -313,14 +317,20 @@ def cmd_show(args) -> int:
     print(f"# {spec.path}, profile {spec.profile!r}, spec_hash {spec.spec_hash}")
     print(yaml.safe_dump(spec.resolved, sort_keys=False, allow_unicode=True), end="")
     tuned = [m for m in spec.methods if m.search and spec.tuning.trials > 0]
-    test_cells = len(spec.datasets) * len(spec.methods) * len(spec.seeds)
-    tuning_cells = len(spec.datasets) * len(tuned) * spec.tuning.trials * len(spec.tuning.seeds)
-    print(f"\n# plan: {len(spec.datasets)} datasets × {len(spec.methods)} methods × {len(spec.seeds)} seeds "
-          f"= {test_cells} test cells; tuning: {len(tuned)} methods × {len(spec.datasets)} datasets × "
+    pairs = [(d, m) for d in spec.datasets for m in spec.methods if d.runs(m.id)]
+    tuned_pairs = sum(m in tuned for _, m in pairs)
+    test_cells = len(pairs) * len(spec.seeds)
+    tuning_cells = tuned_pairs * spec.tuning.trials * len(spec.tuning.seeds)
+    every = len(pairs) == len(spec.datasets) * len(spec.methods)
+    shape = (f"{len(spec.datasets)} datasets × {len(spec.methods)} methods" if every
+             else f"{len(pairs)} dataset × method pairs (some datasets run only some methods)")
+    tuned_shape = (f"{len(tuned)} methods × {len(spec.datasets)} datasets" if every else f"{tuned_pairs} tuned pairs")
+    print(f"\n# plan: {shape} × {len(spec.seeds)} seeds "
+          f"= {test_cells} test cells; tuning: {tuned_shape} × "
           f"{spec.tuning.trials} trials × {len(spec.tuning.seeds)} validation seeds = {tuning_cells} cells; "
           f"timeout {spec.hardware.timeout_s:g} s per cell")
     for dataset in spec.datasets:
-        for method in spec.methods:
+        for method in (m for m in spec.methods if dataset.runs(m.id)):
             search = f", tunes {', '.join(method.search)}" if method in tuned else ""
             print(f"#   {dataset.id} × {method.id} ({method.kind}{search}) × seeds {spec.seeds}")
     return EXIT_OK

@@ -299,8 +299,41 @@ def _header_lines(board: Board) -> list[str]:
 VERDICT_CLASS = {REPRODUCED: "reproduced", NOT_REPRODUCED: "not-reproduced", INCONCLUSIVE: "inconclusive"}
 
 
+def _verdict_cell(v) -> tuple[str, str]:
+    return f"**{v.verdict}**", f"verdict {VERDICT_CLASS.get(v.verdict, '')}".strip()
+
+
 def _claim_blocks(board: Board) -> list:
-    if not board.verdicts:
+    paired = [v for v in board.verdicts if getattr(v, "kind", "paired") == "paired"]
+    others = [v for v in board.verdicts if getattr(v, "kind", "paired") != "paired"]
+    return _paired_claim_blocks(board, paired) + _other_claim_blocks(others)
+
+
+def _other_claim_blocks(verdicts: list) -> list:
+    """The scaling and bound claims (:mod:`harness.claims`), after the paired ones."""
+    blocks: list = []
+    scaling = [v for v in verdicts if v.kind == "scaling"]
+    if scaling:
+        blocks += [("h2", "Scaling claims"), ("p",
+                    "Each method's exponent is the least-squares slope of log(metric) against log(size), fitted per "
+                    "seed over the claim's datasets (at least 5 sizes spanning 16x), then averaged over seeds ± the "
+                    "half-width of its 95% t-interval. The claim is a paired t-test over seeds of the difference of "
+                    "two exponents."),
+                   ("table", Table(["claim", "verdict", "says", "source", "sizes", "exponents", "evidence"],
+                                   [[f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), v.sizes_text(),
+                                     v.spread_text() or "—", v.evidence()] for v in scaling]))]
+    bounds = [v for v in verdicts if v.kind == "bound"]
+    if bounds:
+        blocks += [("h2", "Bound claims"),
+                   ("p", "A bound holds on every cell of the named methods; one cell beyond it refutes the claim."),
+                   ("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"],
+                                   [[f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), v.evidence(),
+                                     v.spread_text() or "—"] for v in bounds]))]
+    return blocks
+
+
+def _paired_claim_blocks(board: Board, verdicts: list) -> list:
+    if not verdicts:
         return []
     blocks: list = [("h2", "Claims"), ("p",
                     "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
@@ -310,7 +343,7 @@ def _claim_blocks(board: Board) -> list:
                     + (f"; “every method {AT_CHANCE}”: no method is above chance there, so its difference compares "
                        f"noise" if any(board.chance.values()) else "") + ".")]
     rows = []
-    for v in board.verdicts:
+    for v in verdicts:
         evidence = v.reason
         if v.mean_difference is not None:
             lo, hi = v.interval
@@ -320,8 +353,7 @@ def _claim_blocks(board: Board) -> list:
         chance_datasets = set(at_chance(board.tables, v.metric, board.chance))
         spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
                            for e in v.per_dataset)
-        rows.append([f"`{v.claim}`", (f"**{v.verdict}**", f"verdict {VERDICT_CLASS.get(v.verdict, '')}".strip()),
-                     v.says, v.provenance(), evidence, spread or "—"])
+        rows.append([f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), evidence, spread or "—"])
     blocks.append(("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"], rows)))
     return blocks
 

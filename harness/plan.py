@@ -152,4 +152,5 @@ def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_ver
         for seed in spec.seeds
         for method in spec.methods
         for dataset in spec.datasets
+        if dataset.runs(method.id)
     ]

@@ -205,7 +205,7 @@ class _Plan:
 
     @property
     def pairs(self) -> list[tuple]:
-        return [(d, m) for d in self.spec.datasets for m in self.spec.methods]
+        return [(d, m) for d in self.spec.datasets for m in self.spec.methods if d.runs(m.id)]
 
     def tuned(self, method) -> bool:
         return bool(method.search) and self.spec.tuning.trials > 0

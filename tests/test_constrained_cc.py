@@ -29,6 +29,7 @@ from harness.tasks.graph.correlation_clustering import (
     cost,
     disagreements,
     exact_optimum,
+    lp_is_fractional,
     make_instance,
     planted_partition,
     ratio,
@@ -444,17 +445,58 @@ def test_vzw_ratio_pivot_is_within_three_times_the_triangle_lp():
     assert worst > 1.0   # the instances are not all solved by the LP alone
 
 
-def test_vzw_threshold_is_strict_on_a_half_integral_lp():
-    # 0 is + to 1, 2, 3, which are pairwise cannot-link: the unique LP optimum is x_0i = ½
+def test_vzw_on_a_half_integral_lp_cuts_strictly_only_for_cannot_link_pairs():
+    # 0 is + to 1, 2, 3, which are pairwise cannot-link: the unique LP optimum is x_0i = ½.
+    # Pivot 0 has three tied, pairwise cannot-link nodes: none joins (cost 3); pivot i takes 0
+    # (its tie at ½, which nothing forbids) and pays the optimum 2.
     signs = -np.ones((4, 4), dtype=int)
     signs[0, 1:] = signs[1:, 0] = 1
     inst = make_instance(signs, hostile=[(1, 2), (1, 3), (2, 3)])
     x, tri = solve_triangle_lp(inst)
     assert tri == pytest.approx(1.5) and np.allclose(x[0, 1:], 0.5)
+    assert list(canonical_labels(lp_pivot(inst, x))) == [0, 0, 1, 2]  # the ratio rule: pivot 1, cost 0 / mass 1
     rng = np.random.default_rng(0)
     for method in (VanZuylenWilliamsonPivot(), VanZuylenWilliamsonPivot(pivot="random", repeats=3)):
         labels = method.cluster(inst, rng)
-        assert violations(inst, labels) == 0 and cost(inst, labels) == 3 <= 3 * tri
+        assert violations(inst, labels) == 0 and cost(inst, labels) == exact_optimum(inst)[1] == 2 <= 3 * tri
+    costs = {cost(inst, lp_pivot(inst, x, rng)) for _ in range(40)}
+    assert costs == {2, 3}
+
+
+def test_vzw_joins_a_tie_at_one_half_unless_a_cannot_link_pair_needs_the_cut():
+    # one + pair at x = ½ exactly: nothing needs the strict cut, so it joins (a strict < ½ split it)
+    pair = make_instance(np.array([[0, 1], [1, 0]]))
+    half = np.array([[0, 0.5], [0.5, 0]])
+    assert list(lp_pivot(pair, half)) == [0, 0]
+    assert list(lp_pivot(pair, half + np.array([[0, 4e-7], [4e-7, 0]]))) == [0, 0]  # solver noise is a tie too
+    # 0 is + to 1 and 2, which are cannot-link: from pivot 0 both are tied and must not both join,
+    # so neither does; from pivot 1 (or 2) the tie with 0 joins, the cannot-link partner is not a candidate
+    inst = make_instance(np.array([[0, 1, 1], [1, 0, -1], [1, -1, 0]]), hostile=[(1, 2)])
+    x = np.array([[0, 0.5, 0.5], [0.5, 0, 1.0], [0.5, 1.0, 0]])
+    rng = np.random.default_rng(0)
+    seen = {tuple(canonical_labels(lp_pivot(inst, x, rng))) for _ in range(40)}
+    assert seen == {(0, 1, 2), (0, 0, 1), (0, 1, 0)}
+    # a strict < ½ neighbour and a tied one that are cannot-link: the tied one stays out
+    x = np.array([[0, 0.4, 0.5 + 5e-7], [0.4, 0, 1.0], [0.5 + 5e-7, 1.0, 0]])
+    assert all(violations(inst, lp_pivot(inst, x, rng)) == 0 for _ in range(20))
+
+
+def test_every_randomised_method_keeps_the_best_of_its_repeats():
+    """repeats = k is the best of k runs: the first run is the one repeats = 1 makes, so never worse."""
+    made = {"cluster-lp": lambda k: ClusterLPAlgorithm(repeats=k),
+            "pivot-mix": lambda k: ClusterLPAlgorithm(output="pivot-mix", repeats=k),
+            "vzw-random": lambda k: VanZuylenWilliamsonPivot(pivot="random", repeats=k),
+            "pivot": lambda k: ConstrainedPivot(repeats=k)}
+    better = {name: 0 for name in made}
+    for index, inst in enumerate(instances(12, seed=71, n=(7, 9), noise=(0.3, 0.5), constraints=1)):
+        for name, make in made.items():
+            once = cost(inst, make(1).cluster(inst, np.random.default_rng(index)))
+            thrice = cost(inst, make(3).cluster(inst, np.random.default_rng(index)))
+            assert thrice <= once, name
+            better[name] += thrice < once
+    assert better["pivot"] > 0  # the repeats do something
+    with pytest.raises(ValueError, match="repeats must be ≥ 1"):
+        ClusterLPAlgorithm(repeats=0).cluster(instances(1, seed=1)[0], np.random.default_rng(0))
 
 
 def test_vzw_ratio_rule_by_hand():
@@ -519,6 +561,42 @@ def test_task_metrics_and_zero_optimum_rule():
     assert metrics["cost_over_opt"] == metrics["worst_cost_over_opt"] == 1.0
     assert metrics["violations"] == 0.0 and metrics["runtime_s"] > 0
     assert ratio(0, 0) == 1.0 and ratio(2, 0) == 3.0 and ratio(3, 2) == 1.5
+
+
+def test_task_reports_the_fractional_share_and_the_worst_ratio_to_the_lp():
+    # a + 5-cycle, every other pair −: the Cluster LP takes each cycle edge at z = ½ (value 5/2),
+    # while a clustering cuts at least 3 cycle edges (OPT 3); the planted pairs are integral
+    cycle = -np.ones((5, 5), dtype=int)
+    for u in range(5):
+        cycle[u, (u + 1) % 5] = cycle[(u + 1) % 5, u] = 1
+    np.fill_diagonal(cycle, 0)
+    pairs = make_instance(np.array([[0, 1, -1, -1], [1, 0, -1, -1], [-1, -1, 0, 1], [-1, -1, 1, 0]]))
+    data = CCBatch((make_instance(cycle), pairs), (np.zeros(5, dtype=int), np.array([0, 0, 1, 1])))
+    assert TASK.reference(data.instances[0]) == (3, pytest.approx(2.5))
+    ctx = Context(seed=2, dataset="planted-partition-cc")
+    metrics = TASK.evaluate(ExactILP(), data, ctx)
+    assert metrics["lp_fractional"] == 0.5
+    assert metrics["worst_cost_over_lp"] == pytest.approx(3 / 2.5) and metrics["cost_over_opt"] == 1.0
+    assert metrics["cost_over_lp"] == pytest.approx((3 / 2.5 + 1.0) / 2)
+    assert not lp_is_fractional(5, 5 - 1e-9) and lp_is_fractional(5, 4.5)
+
+
+def test_task_counts_violations_over_every_instance_before_failing():
+    class SplitsTheFirst:
+        def __init__(self):
+            self.calls = 0
+
+        def cluster(self, instance, rng):
+            self.calls += 1
+            return np.arange(instance.n) if self.calls == 1 else exact_optimum(instance)[0]
+
+    ctx = Context(seed=1, dataset="planted-partition-cc")
+    data = planted_partition(ctx, n=6, instances=3)
+    method = SplitsTheFirst()
+    expected = violations(data.instances[0], np.arange(6))
+    with pytest.raises(ConstraintViolation, match=rf"{expected} must-link or cannot-link pair\(s\) broken on 1 of 3"):
+        TASK.evaluate(method, data, ctx)
+    assert method.calls == 3  # every instance checked, then the cell fails
 
 
 def test_task_rejects_a_violating_method():

@@ -17,6 +17,7 @@ from scipy.sparse.csgraph import connected_components
 
 from baselines import CucuringuConstrainedSpectral, SpectralClustering
 from components.laplacians import (
+    degree_equalised_laplacians,
     graph_laplacian,
     laplacian_kernel_basis,
     smallest_eigenpair_on_complement,
@@ -230,6 +231,52 @@ def test_cc_plus_plus_tends_to_cc_for_combinatorial_laplacians_as_epsilon_vanish
     assert abs(a @ b) / (np.linalg.norm(a) * np.linalg.norm(b)) == pytest.approx(1.0, abs=1e-6)
 
 
+def test_degree_equalised_operator_is_the_papers_preprocessing():
+    """Scale G by c0, add loops so deg_G = deg_H, normalise both by that degree (the tests' own helper)."""
+    rng = np.random.default_rng(11)
+    similarity, cannot_link = random_weighted_graph(rng, 14), random_weighted_graph(rng, 14)
+    delta_g, delta_h, degree, c0 = degree_equalised_laplacians(similarity, cannot_link)
+    expected_g, expected_h, expected_c0, expected_degree = preprocessed_operators(similarity, cannot_link)
+    np.testing.assert_allclose(delta_g, expected_g, atol=1e-12)
+    np.testing.assert_allclose(delta_h, expected_h, atol=1e-12)
+    np.testing.assert_allclose(degree, expected_degree)
+    assert c0 == pytest.approx(expected_c0)
+    # Δ_H is H's own normalised Laplacian; Δ_G is not G's (its degrees are H's)
+    np.testing.assert_allclose(delta_h, graph_laplacian(cannot_link, "normalized"), atol=1e-12)
+    assert not np.allclose(delta_g, graph_laplacian(similarity, "normalized"))
+
+
+def test_degree_equalised_cc_plus_plus_solves_algorithm_1_as_written():
+    """Its vertex function is the eigenvector of (c0 L_G, L_H + ε d_H(v0) e e^T): the combinatorial pencil."""
+    rng = np.random.default_rng(12)
+    similarity, cannot_link = random_weighted_graph(rng, 13), random_weighted_graph(rng, 13)
+    method = SignedLaplacianClustering(epsilon=1e-2, laplacian="degree-equalised")
+    vector = method.embed(similarity, cannot_link, np.random.default_rng(0))
+    (v0,) = method.loop_vertices_
+    _, _, degree, c0 = degree_equalised_laplacians(similarity, cannot_link)
+    right = graph_laplacian(cannot_link, "combinatorial")
+    right[v0, v0] += 1e-2 * degree[v0]
+    from scipy.linalg import eigh
+
+    values, vectors = eigh(c0 * graph_laplacian(similarity, "combinatorial"), right)
+    assert method.eigenvalue_ == pytest.approx(values[1], rel=1e-8)
+    cosine = abs(vector @ vectors[:, 1]) / (np.linalg.norm(vector) * np.linalg.norm(vectors[:, 1]))
+    assert cosine == pytest.approx(1.0, abs=1e-8)
+    # CC with the same operator: x ⊥ ker(Δ_H), as for the normalised one
+    restricted = SignedLaplacianClustering(self_loop=False, laplacian="degree-equalised")
+    restricted.embed(similarity, cannot_link, np.random.default_rng(0))
+    assert restricted.eigenvalue_ == pytest.approx(method.eigenvalue_, rel=0.2)
+
+
+def test_degree_equalisation_needs_a_cannot_link_edge_at_every_vertex():
+    rng = np.random.default_rng(13)
+    similarity = random_weighted_graph(rng, 8)
+    cannot_link = random_weighted_graph(rng, 8).toarray()
+    cannot_link[3, :] = cannot_link[:, 3] = 0.0
+    with pytest.raises(ValueError, match="no cannot-link edge"):
+        degree_equalised_laplacians(similarity, sp.csr_matrix(cannot_link))
+
+
 def test_cucuringu_with_complete_cannot_link_graph_and_no_demand_is_the_combinatorial_fiedler_vector():
     rng = np.random.default_rng(6)
     n = 10
@@ -258,6 +305,7 @@ ALL_METHODS = {
     "cc++": SignedLaplacianClustering,
     "cc": lambda: SignedLaplacianClustering(self_loop=False),
     "combinatorial": lambda: SignedLaplacianClustering(laplacian="combinatorial"),
+    "degree-equalised": lambda: SignedLaplacianClustering(laplacian="degree-equalised"),
     "spectral": SpectralClustering,
     "cucuringu": CucuringuConstrainedSpectral,
 }
@@ -390,6 +438,17 @@ def test_digits_labelled_points_change_between_val_and_test():
     assert len(test) == len(val) == 8 and test != val
 
 
+def test_digits_subsample_is_drawn_by_the_seed():
+    """With points_per_class the seed draws which images (and which labelled ones) form the instance."""
+    def images(seed):
+        data = task_module.digits_knn(Context(seed=seed, split="test", dataset="digits-3v8"), points_per_class=120)
+        assert data.n == 240 and np.bincount(data.labels).tolist() == [120, 120]
+        return {tuple(image) for image in data.points}
+
+    first, second = images(0), images(1)
+    assert first != second and len(first & second) < 0.9 * len(first)
+
+
 def test_digits_cannot_link_graph_is_connected_and_far_edges_use_no_labels():
     data = task_module.digits_knn(Context(seed=0, split="test", dataset="digits-knn"))
     assert connected_components(data.cannot_link, directed=False)[0] == 1
@@ -453,7 +512,9 @@ def _registered_methods() -> list[tuple[str, dict]]:
 
     names = default_registry().names("methods", task=TASK.name)
     variants = [("signed-laplacian", {"self_loop": False}), ("signed-laplacian", {"laplacian": "combinatorial"}),
-                ("signed-laplacian", {"self_loop": False, "laplacian": "combinatorial"})]
+                ("signed-laplacian", {"self_loop": False, "laplacian": "combinatorial"}),
+                ("signed-laplacian", {"laplacian": "degree-equalised"}),
+                ("signed-laplacian", {"self_loop": False, "laplacian": "degree-equalised"})]
     return [(name, {}) for name in names] + variants
 
 

@@ -476,22 +476,70 @@ def _tuning_problems(spec: dict, report) -> None:
 
 def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list[str], method_ids: list[str],
                     report) -> None:
+    from harness.claims import BOUND, MIN_SIZE_SPAN, MIN_SIZES, SCALING
+
     task_name = spec["task"]
+    datasets = {d.get("id", d["name"]): d for d in spec.get("datasets", [])}
+    for i, dataset in enumerate(spec.get("datasets", [])):
+        for j, method_id in enumerate(dataset.get("methods", [])):
+            if method_id not in method_ids:
+                report(("datasets", i, "methods", j), f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: {', '.join(method_ids)}")
     claim_ids: set[str] = set()
     for i, claim in enumerate(spec.get("claims", [])):
         if claim["id"] in claim_ids:
             report(("claims", i, "id"), f"claim id {claim['id']!r} is used twice")
         claim_ids.add(claim["id"])
-        for key in ("better", "than"):
-            if claim[key] not in method_ids:
-                report(("claims", i, key), f"no method with id {claim[key]!r}{_close(claim[key], method_ids)}; method ids: {', '.join(method_ids)}")
-        if claim["better"] == claim["than"]:
+        kind = claim.get("kind", "paired")
+        compared = ("methods",) if kind == BOUND else ("better", "than")
+        for key in ("better", "than", "methods", "size", "at_most", "at_least"):
+            wrong_kind = (key in ("better", "than") and kind == BOUND) or (key == "methods" and kind != BOUND) \
+                or (key == "size" and kind != SCALING) or (key in ("at_most", "at_least") and kind != BOUND)
+            if key in claim and wrong_kind:
+                report(("claims", i, key), f"`{key}` has no meaning in a claim of kind {kind!r}; "
+                                           f"a {kind} claim names {', '.join(compared)}")
+        if kind == BOUND and "at_most" in claim and "at_least" in claim:
+            report(("claims", i, "at_least"), "a bound claim sets one of at_most and at_least, not both")
+        named = [(("claims", i, key), claim[key]) for key in ("better", "than") if key in compared and key in claim]
+        named += [(("claims", i, "methods", j), m) for j, m in enumerate(claim.get("methods", []))]
+        for path, method_id in named:
+            if method_id not in method_ids:
+                report(path, f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: {', '.join(method_ids)}")
+        if kind != BOUND and claim.get("better") is not None and claim.get("better") == claim.get("than"):
             report(("claims", i, "than"), "a claim compares two different methods")
         if claim["metric"] not in task_metrics:
             report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
         for j, dataset_id in enumerate(claim.get("datasets", [])):
             if dataset_id not in dataset_ids:
                 report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
+            elif kind != BOUND:
+                left_out = [claim[k] for k in ("better", "than")
+                            if datasets[dataset_id].get("methods") and claim.get(k) not in datasets[dataset_id]["methods"]]
+                if left_out:
+                    report(("claims", i, "datasets", j), f"dataset {dataset_id!r} does not run {', '.join(map(repr, left_out))} "
+                                                         f"(its `methods` leave it out), so the claim has no pair there")
+        if kind == SCALING:
+            _scaling_problems(claim, i, [datasets[d] for d in claim.get("datasets", datasets) if d in datasets], report,
+                              MIN_SIZES, MIN_SIZE_SPAN)
+            if claim.get("replicate") == "dataset-seed":
+                report(("claims", i, "replicate"), "a scaling claim fits one exponent per seed across its datasets, "
+                                                   "so its unit of replication is the seed; remove `replicate`")
+
+
+def _scaling_problems(claim: dict, i: int, datasets: list[dict], report, min_sizes: int, min_span: float) -> None:
+    """The sizes of a scaling claim: a positive number on every dataset, enough of them over a wide enough range."""
+    size = claim.get("size")
+    sizes = set()
+    for dataset in datasets:
+        value = dataset.get("params", {}).get(size)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+            report(("claims", i, "size"), f"dataset {dataset.get('id', dataset['name'])!r} has no positive number "
+                                          f"in params.{size} (found {value!r}); every dataset of a scaling claim sets its size")
+            return
+        sizes.add(float(value))
+    if len(sizes) < min_sizes or max(sizes) < min_span * min(sizes):
+        found = ", ".join(f"{s:g}" for s in sorted(sizes))
+        report(("claims", i, "datasets"), f"a scaling claim fits an exponent over at least {min_sizes} sizes spanning "
+                                          f"{min_span:g}x; its datasets have {size} = {found or 'nothing'}")
 
 
 # --- entry points ----------------------------------------------------------------------

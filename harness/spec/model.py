@@ -16,6 +16,11 @@ class DatasetEntry:
     name: str
     params: dict[str, Any] = field(default_factory=dict)
     requires: str | None = None
+    methods: tuple[str, ...] | None = None  # the method ids run on this dataset; None: all
+
+    def runs(self, method_id: str) -> bool:
+        """Whether the spec runs (and tunes) this method on this dataset."""
+        return self.methods is None or method_id in self.methods
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,8 @@ class MethodEntry:
 class Claim:
     id: str
     says: str
-    better: str
-    than: str
+    better: str | None  # None for kind "bound"
+    than: str | None
     metric: str
     datasets: tuple[str, ...] | None = None
     margin: float = 0.0
@@ -40,6 +45,11 @@ class Claim:
     replicate: str = "seed"  # or "dataset-seed": the unit of replication of the paired test
     source: str | None = None  # "paper" or "harness"
     quote: str | None = None  # the paper's sentence, table or figure
+    kind: str = "paired"  # or "scaling" (exponents in ``size``) or "bound" (a limit on every cell)
+    size: str | None = None  # scaling: the dataset parameter that is the size
+    methods: tuple[str, ...] | None = None  # bound: the methods held to it
+    at_most: float | None = None  # bound
+    at_least: float | None = None  # bound
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,8 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
         profile=profile,
         path=path,
         datasets=[
-            DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"))
+            DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"),
+                         tuple(d["methods"]) if d.get("methods") else None)
             for d in resolved["datasets"]
         ],
         methods=[
@@ -135,10 +146,12 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
         ),
         claims=[
             Claim(
-                c["id"], c["says"], c["better"], c["than"], c["metric"],
+                c["id"], c["says"], c.get("better"), c.get("than"), c["metric"],
                 tuple(c["datasets"]) if c.get("datasets") else None,
                 float(c.get("margin", 0.0)), int(c.get("min_pairs", 3)), c.get("replicate", "seed"),
-                c.get("source"), c.get("quote"),
+                c.get("source"), c.get("quote"), c.get("kind", "paired"), c.get("size"),
+                tuple(c["methods"]) if c.get("methods") else None,
+                float(c["at_most"]) if "at_most" in c else None, float(c["at_least"]) if "at_least" in c else None,
             )
             for c in resolved.get("claims", [])
         ],

@@ -61,12 +61,12 @@ CATALOGUE = {
         "vzw-pivot": {
             "task": "graph.correlation-clustering",
             "target": "baselines.correlation_clustering:VanZuylenWilliamsonPivot",
-            "about": "van Zuylen & Williamson: triangle LP, then pivot on x < 1/2",
+            "about": "van Zuylen & Williamson: triangle LP, then pivot on x ≤ 1/2 (strict only where a cannot-link pair needs it)",
         },
         "pivot": {
             "task": "graph.correlation-clustering",
             "target": "baselines.correlation_clustering:ConstrainedPivot",
-            "about": "randomised Pivot on contracted must-link components, never joining cannot-link pairs",
+            "about": "randomised Pivot on contracted must-link components, never joining cannot-link pairs; best of `repeats` runs",
         },
         "exact-ilp": {
             "task": "graph.correlation-clustering",
@@ -81,6 +81,8 @@ CATALOGUE = {
         "cost_over_opt": {"goal": "min", "unit": "", "about": "clustering cost / optimum cost, mean over the cell's instances"},
         "worst_cost_over_opt": {"goal": "min", "unit": "", "about": "clustering cost / optimum cost, worst instance of the cell"},
         "cost_over_lp": {"goal": "min", "unit": "", "about": "clustering cost / Constrained Cluster LP value, mean over instances"},
-        "violations": {"goal": "min", "unit": "", "about": "must-link or cannot-link pairs the clustering breaks (any is a failure)"},
+        "worst_cost_over_lp": {"goal": "min", "unit": "", "about": "clustering cost / Constrained Cluster LP value, worst instance of the cell"},
+        "lp_fractional": {"goal": "max", "unit": "", "about": "share of the cell's instances whose Constrained Cluster LP optimum lies below OPT (integrality gap > 1): where rounding acts; a property of the instances, the same for every method"},
+        "violations": {"goal": "min", "unit": "", "about": "must-link and cannot-link pairs the returned clusterings break, counted over the cell's instances (any fails the cell)"},
     },
 }

@@ -1,0 +1,193 @@
+"""Scaling and bound claims, and datasets that run only some methods: verdicts from synthetic rows."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import TOY_SPEC
+from harness.claims import (
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    REPRODUCED,
+    check_claim,
+    log_log_slope,
+)
+from harness.leaderboard import write_leaderboard
+from harness.spec.load import SpecError, load_spec, validate_spec
+
+SIZES = (100, 200, 400, 800, 1600)
+
+
+def timing_rows(exponents: dict[str, float], seeds=range(4), sizes=SIZES, noise=0.05, failed=()):
+    """runtime_s = c · n^k · (1 + noise) per method, with the size in dataset_params as the runner records it."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in seeds:
+        for n in sizes:
+            for method, k in exponents.items():
+                value = 1e-6 * n**k * float(np.exp(noise * rng.standard_normal()))
+                status = "failed" if (method, seed, n) in failed else "ok"
+                rows.append({"dataset": f"size-{n}", "dataset_params": {"n": n, "p": 0.2}, "method": method,
+                             "seed": seed, "status": status, "metrics": {"runtime_s": value} if status == "ok" else {}})
+    return rows
+
+
+def scaling_claim(**extra):
+    return {"id": "b-grows-faster", "kind": "scaling", "says": "b's time grows faster", "better": "a", "than": "b",
+            "metric": "runtime_s", "size": "n", **extra}
+
+
+def test_log_log_slope_recovers_a_power():
+    sizes = np.array(SIZES, dtype=float)
+    assert log_log_slope(sizes, 3.0 * sizes**2.5) == pytest.approx(2.5)
+
+
+def test_scaling_claim_recovers_the_exponents_of_n_and_n_squared():
+    verdict = check_claim(scaling_claim(), timing_rows({"a": 1.0, "b": 2.0}), "min")
+    assert verdict.kind == "scaling" and verdict.verdict == REPRODUCED
+    assert verdict.pairs == 4 and verdict.sizes == [float(n) for n in SIZES]
+    exponents = {e.method: e for e in verdict.exponents}
+    assert exponents["a"].mean == pytest.approx(1.0, abs=0.05) and exponents["b"].mean == pytest.approx(2.0, abs=0.05)
+    assert verdict.mean_difference == pytest.approx(1.0, abs=0.05)
+    # the page and `harness check` print the exponents
+    assert "a 1" in verdict.details()[0] and "b 2" in verdict.details()[0]
+    assert verdict.to_dict()["kind"] == "scaling" and "exponents" in verdict.to_dict()
+
+
+def test_scaling_claim_margin_and_direction():
+    rows = timing_rows({"a": 1.0, "b": 2.0})
+    # by more than 1.5: the interval (about 1 ± 0.1) lies below it
+    assert check_claim(scaling_claim(margin=1.5), rows, "min").verdict == NOT_REPRODUCED
+    # the other way round: b's exponent is not below a's
+    swapped = scaling_claim(better="b", than="a")
+    assert check_claim(swapped, rows, "min").verdict == NOT_REPRODUCED
+    # the same exponent: the difference straddles 0
+    same = check_claim(scaling_claim(), timing_rows({"a": 2.0, "b": 2.0}, seeds=range(6), noise=0.3), "min")
+    assert same.verdict in (INCONCLUSIVE, NOT_REPRODUCED) and abs(same.mean_difference) < 0.3
+
+
+def test_scaling_claim_needs_five_sizes_spanning_sixteen_times():
+    rows = timing_rows({"a": 1.0, "b": 2.0}, sizes=(100, 200, 400, 800))
+    verdict = check_claim(scaling_claim(), rows, "min")
+    assert verdict.verdict == INCONCLUSIVE and verdict.pairs == 0 and "5 sizes" in verdict.reason
+    # a seed where one size failed for b is left out, and the page says so
+    rows = timing_rows({"a": 1.0, "b": 2.0}, failed={("b", 0, 1600)})
+    verdict = check_claim(scaling_claim(), rows, "min")
+    assert verdict.pairs == 3 and "1 seed(s)" in verdict.unit
+
+
+def bound_rows(values: dict[tuple[str, int, str], float | None]):
+    return [{"dataset": d, "seed": s, "method": m, "status": "failed" if v is None else "ok",
+             "metrics": {} if v is None else {"worst_cost_over_lp": v}} for (d, s, m), v in values.items()]
+
+
+def bound_claim(**extra):
+    return {"id": "ratio", "kind": "bound", "says": "cost/LP ≤ 1.92", "methods": ["alg"],
+            "metric": "worst_cost_over_lp", "at_most": 1.92, **extra}
+
+
+def test_bound_claim_holds_when_no_cell_exceeds_it():
+    rows = bound_rows({("d1", 0, "alg"): 1.5, ("d1", 1, "alg"): 1.92, ("d2", 0, "alg"): 1.1,
+                       ("d2", 0, "other"): 2.5})  # another method's cell is not held to it
+    verdict = check_claim(bound_claim(), rows, "min", order=("d1", "d2"))
+    assert verdict.kind == "bound" and verdict.verdict == REPRODUCED
+    assert verdict.cells == 3 and verdict.violations == 0
+    assert verdict.worst.value == 1.92 and verdict.worst.dataset == "d1"
+    assert [e.dataset for e in verdict.per_dataset] == ["d1", "d2"]
+
+
+def test_one_violating_cell_refutes_a_bound_and_is_named():
+    rows = bound_rows({("d1", 0, "alg"): 1.5, ("d2", 3, "alg"): 1.95, ("d2", 4, "alg"): 1.93})
+    verdict = check_claim(bound_claim(), rows, "min")
+    assert verdict.verdict == NOT_REPRODUCED and verdict.violations == 2
+    assert (verdict.worst.dataset, verdict.worst.seed, verdict.worst.value) == ("d2", 3, 1.95)
+    assert "alg on d2, seed 3: 1.95" in verdict.line()
+
+
+def test_bound_from_below_and_unchecked_cells():
+    rows = bound_rows({("d1", 0, "alg"): 0.5, ("d1", 1, "alg"): 0.7})
+    assert check_claim(bound_claim(at_most=None, at_least=0.6), rows, "max").verdict == NOT_REPRODUCED
+    rows = bound_rows({("d1", 0, "alg"): 1.5, ("d1", 1, "alg"): None})
+    verdict = check_claim(bound_claim(), rows, "min")
+    assert verdict.verdict == INCONCLUSIVE and verdict.failed == 1
+    assert check_claim(bound_claim(), [], "min").verdict == INCONCLUSIVE
+
+
+def test_leaderboard_prints_scaling_and_bound_sections(toy_env, tmp_path):
+    spec = {"name": "toy", "title": "Toy", "task": "toy.guess",
+            "datasets": [{"name": "toy-target", "id": f"size-{n}", "params": {"n": n}} for n in SIZES],
+            "methods": [{"name": "toy-constant", "id": m, "kind": "baseline"} for m in ("a", "b")],
+            "metrics": {"primary": "toy_score", "report": ["toy_score"]}, "seeds": [0, 1, 2, 3],
+            "claims": [{"id": "time", "kind": "scaling", "says": "b's score grows faster", "better": "b", "than": "a",
+                        "metric": "toy_score", "size": "n", "source": "harness"},
+                       {"id": "cap", "kind": "bound", "says": "a stays under 1", "methods": ["a"],
+                        "metric": "toy_score", "at_most": 1.0, "source": "harness"}]}
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(yaml.safe_dump({"profile": "quick", "spec_hash": "h1", "spec": spec}))
+    rows = timing_rows({"a": 0.5, "b": 1.0})
+    lines = [{**r, "key": f"{r['dataset']}{r['method']}{r['seed']}", "kind": "baseline", "split": "test",
+              "metrics": {"toy_score": r["metrics"]["runtime_s"]}, "error": None, "spec_hash": "h1",
+              "git_commit": "abc", "device": "cpu: test", "task_version": "1", "versions": {"python": "3"}}
+             for r in rows]
+    (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    verdicts = write_leaderboard(folder)
+    assert [v.verdict for v in verdicts] == [REPRODUCED, REPRODUCED]
+    page = (folder / "leaderboard.md").read_text()
+    assert "## Scaling claims" in page and "## Bound claims" in page and "## Claims\n" not in page
+    assert "n = 100, 200, 400, 800, 1600" in page
+    saved = json.loads((folder / "claims.json").read_text())["claims"]
+    assert [c["kind"] for c in saved] == ["scaling", "bound"] and [c["verdict"] for c in saved] == [REPRODUCED] * 2
+
+
+SWEEP = """\
+  - {name: toy-target, id: s1, params: {noise: 0.1}, methods: [toy-tunable, toy-constant]}
+"""
+
+
+def test_a_dataset_can_run_only_some_methods(toy_env, write_spec):
+    from harness.plan import test_cells
+
+    text = TOY_SPEC.replace("  - {name: toy-target, id: hard, params: {noise: 0.3}}\n",
+                            "  - {name: toy-target, id: hard, params: {noise: 0.3}, methods: [toy-constant]}\n")
+    spec = load_spec(write_spec(text))
+    cells = test_cells(spec, {(d.id, m.id): {} for d in spec.datasets for m in spec.methods}, "1", None)
+    assert {(c.dataset.id, c.method.id) for c in cells} == {("easy", "toy-tunable"), ("easy", "toy-constant"),
+                                                            ("hard", "toy-constant")}
+    # a claim on a dataset that does not run one of its methods has no pair there: an error, before any run
+    bad = text.replace("metric: toy_score}", "metric: toy_score, datasets: [hard]}")
+    with pytest.raises(SpecError, match="does not run 'toy-tunable'"):
+        validate_spec(write_spec(bad))
+    with pytest.raises(SpecError, match="no method with id 'toy-constnt'"):
+        validate_spec(write_spec(text.replace("methods: [toy-constant]", "methods: [toy-constnt]")))
+
+
+def test_claim_kinds_are_checked_when_the_spec_loads(toy_env, write_spec):
+    def with_sizes(noises):
+        return TOY_SPEC.replace("  - {name: toy-target, id: hard, params: {noise: 0.3}}\n",
+                                "  - {name: toy-target, id: hard, params: {noise: 0.3}}\n" + "".join(
+                                    f"  - {{name: toy-target, id: n{i}, params: {{noise: {v}}}}}\n"
+                                    for i, v in enumerate(noises)))
+
+    sizes = ", datasets: [n0, n1, n2, n3, n4]"
+    base = with_sizes([0.01, 0.02, 0.04, 0.08, 0.16])
+    scaling = base.replace("metric: toy_score}", f"metric: toy_score, kind: scaling, size: noise{sizes}}}")
+    assert load_spec(write_spec(scaling)).claims[0].size == "noise"
+    with pytest.raises(SpecError, match="at least 5 sizes spanning 16x; its datasets have noise = 0.01, 0.02"):
+        validate_spec(write_spec(with_sizes([0.01, 0.02, 0.04, 0.08, 0.08]).replace(
+            "metric: toy_score}", f"metric: toy_score, kind: scaling, size: noise{sizes}}}")))
+    with pytest.raises(SpecError, match="missing required key 'size'"):
+        validate_spec(write_spec(base.replace("metric: toy_score}", "metric: toy_score, kind: scaling}")))
+    bound = base.replace("better: toy-tunable, than: toy-constant, metric: toy_score}",
+                         "kind: bound, methods: [toy-tunable], metric: toy_score, at_most: 1.0}")
+    claim = load_spec(write_spec(bound)).claims[0]
+    assert (claim.kind, claim.methods, claim.at_most, claim.better) == ("bound", ("toy-tunable",), 1.0, None)
+    with pytest.raises(SpecError, match="`better` has no meaning in a claim of kind 'bound'"):
+        validate_spec(write_spec(bound.replace("kind: bound,", "kind: bound, better: toy-tunable,")))
+    with pytest.raises(SpecError, match="missing required key 'at_most'"):
+        validate_spec(write_spec(bound.replace(", at_most: 1.0", "")))
+    # no kind: the paired comparison, as before
+    assert load_spec(write_spec(TOY_SPEC)).claims[0].kind == "paired"

@@ -556,3 +556,43 @@ def test_warmup_shuffles_with_one_permutation_and_keeps_positions():
     # after the warm-up the frequency module runs (tokens change, positions do not)
     later, _ = method._train_tokens(model, x, epoch=5, generator=torch.Generator().manual_seed(0))
     assert later.shape == plain.shape and not torch.allclose(later, plain)
+
+
+# --------------------------------------------------------------------------- the raw-pixel reference
+
+
+def test_raw_pixel_protonet_is_perfect_on_separable_episodes_and_ignores_the_source():
+    from baselines.raw_pixels import RawPixelProtoNet
+
+    # five classes, each a constant image of its own bright quadrant-ish block plus small noise: trivially separable
+    rng = np.random.default_rng(0)
+    labels = np.repeat(np.arange(5), 20)
+    images = np.zeros((labels.size, 3, 8, 8))
+    for c in range(5):
+        images[labels == c, :, c, :] = 1.0
+    images = np.clip(images + rng.uniform(0.0, 0.05, images.shape), 0.0, 1.0)
+    images = (255 * images).astype(np.uint8)
+    episodes = sample_episodes(labels, ways=5, shots=1, queries=5, episodes=20, rng=np.random.default_rng(1))
+    source = SourceSet(images[:10], labels[:10], epochs=1, batch_size=4)
+    method = RawPixelProtoNet()
+    method.fit_source(source, Context(seed=0, split="train", dataset="cdfsl-source"))
+    features = method.embed(images)
+    assert features.shape == (labels.size, 3 * 8 * 8) and features.dtype == np.float32
+    assert features.min() >= 0.0 and features.max() <= 1.0
+    assert protonet_accuracy(features, episodes).mean() == pytest.approx(100.0)
+    # the source is never used: another source gives the same features
+    other = RawPixelProtoNet()
+    other.fit_source(SourceSet(255 - images[10:30], labels[10:30] % 2, epochs=9, batch_size=2), Context(seed=3))
+    np.testing.assert_array_equal(other.embed(images), features)
+
+
+def test_raw_pixel_protonet_through_the_task():
+    from baselines.raw_pixels import RawPixelProtoNet
+
+    cdfsl._SOURCE_TRAINING.clear()
+    ctx = Context(seed=0, split="test", dataset="near")
+    data = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=40, episodes=50, queries=5)
+    metrics = TASK.evaluate(RawPixelProtoNet(), data, ctx)
+    assert set(metrics) == set(TASK.metrics)
+    assert 40.0 < metrics["accuracy_5shot"] <= 100.0  # digits in raw pixels are far above chance (20 %)
+    cdfsl._SOURCE_TRAINING.clear()

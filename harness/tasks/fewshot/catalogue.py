@@ -43,6 +43,11 @@ CATALOGUE = {
             "target": "baselines.vit:ViTProtoNet",
             "about": "plain ViT, cross-entropy on the source, ProtoNet on frozen CLS features (test_shuffle: the patch-shuffle probe)",
         },
+        "raw-pixel-protonet": {
+            "task": "fewshot.cdfsl",
+            "target": "baselines.raw_pixels:RawPixelProtoNet",
+            "about": "reference row, no training: ProtoNet on the episode images' flattened raw pixels (scaled to [0, 1])",
+        },
         "recit": {
             "task": "fewshot.cdfsl",
             "target": "implementations.recit:ReCIT",

@@ -67,6 +67,13 @@ def _provenance(source: str | None, quote: str | None) -> str:
     return "source not stated"
 
 
+def _drop_absent_precondition(record: dict[str, Any]) -> dict[str, Any]:
+    """A verdict's record without ``precondition`` when the claim states none (records of older claims unchanged)."""
+    if record.get("precondition") is None:
+        record.pop("precondition", None)
+    return record
+
+
 @dataclass
 class DatasetEvidence:
     """One dataset's share of a claim: its mean difference over the seeds where both methods are ok."""
@@ -107,6 +114,7 @@ class Verdict:
     per_dataset: list[DatasetEvidence] = field(default_factory=list)
     source: str | None = None  # "paper" or "harness"
     quote: str | None = None
+    precondition: str | None = None  # the precondition's own check, in words (absent when the claim states none)
 
     def pairs_text(self) -> str:
         return f"{self.pairs} independent pair{'' if self.pairs == 1 else 's'} ({self.unit})"
@@ -138,7 +146,7 @@ class Verdict:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return _drop_absent_precondition(asdict(self))
 
 
 def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, int], float]:
@@ -198,12 +206,57 @@ def per_dataset_evidence(cells: dict[tuple[str, int], float], order: Sequence[st
     return evidence
 
 
-def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] = ()):
+def check_claim(claim: dict, rows: list[dict], goal: str, order: Sequence[str] = (),
+                goals: dict[str, str] | None = None):
     """The claim's verdict on ``rows``; ``order`` lists dataset ids in the order the page shows them.
 
     A :class:`Verdict` for a paired claim (the default kind), a :class:`ScalingVerdict` or a
-    :class:`BoundVerdict` for the others.
+    :class:`BoundVerdict` for the others. With a ``precondition`` (a paired comparison that
+    must hold for the claim to be testable at all, e.g. "the backbone beats raw pixels"),
+    ``goals`` maps metric names to ``max`` / ``min`` for the precondition's metric; see
+    :func:`apply_precondition`.
     """
+    verdict = _check_kind(claim, rows, goal, order)
+    if claim.get("precondition"):
+        pre = claim["precondition"]
+        if not goals or pre["metric"] not in goals:
+            raise ValueError(f"claim {claim['id']!r}: the goal of its precondition's metric {pre['metric']!r} is unknown")
+        verdict = apply_precondition(verdict, claim, rows, goals[pre["metric"]], order)
+    return verdict
+
+
+def apply_precondition(verdict, claim: dict, rows: list[dict], goal: str, order: Sequence[str] = ()):
+    """Check the claim's ``precondition`` on ``rows`` like a paired claim; unless it is reproduced, ``inconclusive``.
+
+    The precondition (``better``, ``than``, ``metric``, optional ``datasets``, ``margin``,
+    ``min_pairs``, ``replicate``) is what makes the claim's comparison meaningful. When its
+    own paired verdict is ``reproduced`` the claim keeps its verdict, and the reason says
+    the precondition was met; otherwise the claim's verdict becomes ``inconclusive`` with
+    the reason "precondition not met: …", followed by what the claim's own test found. The
+    precondition's check, in words, is kept in ``verdict.precondition``.
+    """
+    pre = dict(claim["precondition"])
+    pre_claim = {**pre, "id": f"{claim['id']}:precondition", "says": "precondition"}
+    result = _check_kind(pre_claim, rows, goal, order)
+    where = f" on {', '.join(pre['datasets'])}" if pre.get("datasets") else ""
+    text = f"{pre['better']} better than {pre['than']} on {pre['metric']}{where}: {result.verdict}"
+    if result.mean_difference is not None:
+        lo, hi = result.interval
+        text += (f" (mean difference {result.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], "
+                 f"{result.pairs_text()})")
+    text += f"; {result.reason}"
+    verdict.precondition = text
+    if result.verdict == REPRODUCED:
+        verdict.reason = f"{verdict.reason}; precondition met: {text}"
+    else:
+        verdict.reason = (f"precondition not met: {text}; so the claim cannot be tested here (its own test: "
+                          f"{verdict.verdict}, {verdict.reason})")
+        verdict.verdict = INCONCLUSIVE
+    return verdict
+
+
+def _check_kind(claim: dict, rows: list[dict], goal: str, order: Sequence[str] = ()):
+    """The claim's verdict by its kind, without its precondition."""
     kind = claim.get("kind", PAIRED)
     if kind == SCALING:
         return check_scaling(claim, rows, goal)
@@ -318,6 +371,7 @@ class ScalingVerdict:
     exponents: list[MethodExponent] = field(default_factory=list)
     source: str | None = None
     quote: str | None = None
+    precondition: str | None = None
 
     kind: ClassVar[str] = SCALING
 
@@ -358,7 +412,7 @@ class ScalingVerdict:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+        return _drop_absent_precondition({"kind": self.kind, **asdict(self)})
 
 
 def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict:
@@ -450,6 +504,7 @@ class BoundVerdict:
     per_dataset: list[BoundDataset] = field(default_factory=list)
     source: str | None = None
     quote: str | None = None
+    precondition: str | None = None
 
     kind: ClassVar[str] = BOUND
 
@@ -478,7 +533,7 @@ class BoundVerdict:
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"kind": self.kind, **asdict(self)}
+        return _drop_absent_precondition({"kind": self.kind, **asdict(self)})
 
 
 def check_bound(claim: dict, rows: list[dict], order: Sequence[str] = ()) -> BoundVerdict:

@@ -397,8 +397,9 @@ def cmd_check(args) -> int:
     status = EXIT_OK
     print(f"# {spec.name}, {meta['profile']} profile, from {folder}/runs.jsonl")
     order = [d.id for d in spec.datasets]
+    goals = {name: metric.goal for name, metric in metrics.items()}
     for claim in spec.resolved.get("claims", []):
-        verdict = check_claim(claim, rows, metrics[claim["metric"]].goal, order)
+        verdict = check_claim(claim, rows, metrics[claim["metric"]].goal, order, goals)
         print(verdict.line())
         for detail in verdict.details():
             print(f"  {detail}")

@@ -636,7 +636,8 @@ def _inline(text: str) -> str:
 def folder_metrics(folder: Path, spec: dict) -> dict[str, Metric]:
     """The folder's metric table, checked to hold every metric the spec reports or claims."""
     metrics = read_metric_table(folder)
-    needed = [spec["metrics"]["primary"], *spec["metrics"]["report"], *(c["metric"] for c in spec.get("claims", []))]
+    needed = [spec["metrics"]["primary"], *spec["metrics"]["report"], *(c["metric"] for c in spec.get("claims", [])),
+              *(c["precondition"]["metric"] for c in spec.get("claims", []) if c.get("precondition"))]
     missing = sorted(set(needed) - set(metrics))
     if missing:
         raise NoResults(f"{folder}: no goal or unit known for {', '.join(missing)}: the folder has no metrics.json "
@@ -653,7 +654,8 @@ def compute(folder: Path) -> Board:
     chance = read_chance_table(folder)
     tables = build_rows(meta, rows, metrics, chance)
     order = [d.get("id", d["name"]) for d in spec["datasets"]]
-    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order) for c in spec.get("claims", [])]
+    goals = {name: metric.goal for name, metric in metrics.items()}
+    verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order, goals) for c in spec.get("claims", [])]
     return Board(meta, rows, tables, verdicts, metrics, chance, read_skipped_datasets(folder))
 
 

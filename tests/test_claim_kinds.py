@@ -191,3 +191,66 @@ def test_claim_kinds_are_checked_when_the_spec_loads(toy_env, write_spec):
         validate_spec(write_spec(bound.replace(", at_most: 1.0", "")))
     # no kind: the paired comparison, as before
     assert load_spec(write_spec(TOY_SPEC)).claims[0].kind == "paired"
+
+
+# --- claim preconditions --------------------------------------------------------------------
+
+
+def precondition_rows(backbone_minus_pixels: float, seeds=range(4)):
+    """accuracy per (dataset, seed, method): new beats base by 5 on far; backbone vs pixels on near as given."""
+    rows = []
+    for seed in seeds:
+        jitter = 0.1 * seed
+        values = {("far", "new"): 60 + jitter, ("far", "base"): 55, ("near", "base"): 50 + backbone_minus_pixels + jitter,
+                  ("near", "pixels"): 50, ("near", "new"): 50, ("far", "pixels"): 20}
+        rows += [{"status": "ok", "dataset": d, "seed": seed, "method": m, "metrics": {"acc": v}}
+                 for (d, m), v in values.items()]
+    return rows
+
+
+def precondition_claim(**kw):
+    return {"id": "new-beats-base", "says": "new is better", "better": "new", "than": "base", "metric": "acc",
+            "datasets": ["far"], "precondition": {"better": "base", "than": "pixels", "metric": "acc", "datasets": ["near"], **kw}}
+
+
+def test_a_met_precondition_keeps_the_verdict_and_says_so():
+    verdict = check_claim(precondition_claim(), precondition_rows(+10), "max", goals={"acc": "max"})
+    assert verdict.verdict == REPRODUCED and verdict.pairs == 4
+    assert "precondition met: base better than pixels on acc on near: reproduced" in verdict.reason
+    assert verdict.to_dict()["precondition"].startswith("base better than pixels on acc on near: reproduced")
+
+
+def test_an_unmet_precondition_makes_the_claim_inconclusive_with_the_reason():
+    for gap in (-10, 0):  # the backbone below pixels, and tied with them (0 is not "better")
+        verdict = check_claim(precondition_claim(), precondition_rows(gap), "max", goals={"acc": "max"})
+        assert verdict.verdict == INCONCLUSIVE
+        assert verdict.reason.startswith("precondition not met: base better than pixels on acc on near: ")
+        assert "its own test: reproduced" in verdict.reason  # what the claim alone would have said stays visible
+        assert verdict.mean_difference == pytest.approx(5.15)  # the claim's own numbers are kept
+    # a margin in the precondition is honoured: +10 is not better by 20
+    assert check_claim(precondition_claim(margin=20), precondition_rows(+10), "max", goals={"acc": "max"}).verdict == INCONCLUSIVE
+    # the precondition's goal is its own metric's: on a metric to minimise, lower is better
+    rows = precondition_rows(-10)
+    for row in rows:
+        row["metrics"]["err"] = row["metrics"]["acc"]
+    claim = precondition_claim()
+    claim["precondition"]["metric"] = "err"
+    assert check_claim(claim, rows, "max", goals={"acc": "max", "err": "min"}).verdict == REPRODUCED
+
+
+def test_a_claim_without_precondition_is_unchanged():
+    claim = precondition_claim()
+    del claim["precondition"]
+    verdict = check_claim(claim, precondition_rows(-10), "max")
+    assert verdict.verdict == REPRODUCED and "precondition" not in verdict.to_dict() and "precondition" not in verdict.reason
+
+
+def test_precondition_names_are_validated(toy_env, tmp_path):
+    spec = yaml.safe_load(TOY_SPEC)
+    spec["claims"] = [{"id": "c", "says": "x", "better": "a", "than": "b", "metric": "toy_score",
+                       "precondition": {"better": "a", "than": "nope", "metric": "toy_score", "datasets": ["nowhere"]}}]
+    path = tmp_path / "toy.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    with pytest.raises(SpecError) as error:
+        load_spec(path)
+    assert "precondition" in str(error.value) and "'nope'" in str(error.value) and "'nowhere'" in str(error.value)

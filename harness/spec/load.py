@@ -517,12 +517,32 @@ def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list
                 if left_out:
                     report(("claims", i, "datasets", j), f"dataset {dataset_id!r} does not run {', '.join(map(repr, left_out))} "
                                                          f"(its `methods` leave it out), so the claim has no pair there")
+        if claim.get("precondition"):
+            _precondition_problems(claim["precondition"], i, task_name, task_metrics, dataset_ids, method_ids, report)
         if kind == SCALING:
             _scaling_problems(claim, i, [datasets[d] for d in claim.get("datasets", datasets) if d in datasets], report,
                               MIN_SIZES, MIN_SIZE_SPAN)
             if claim.get("replicate") == "dataset-seed":
                 report(("claims", i, "replicate"), "a scaling claim fits one exponent per seed across its datasets, "
                                                    "so its unit of replication is the seed; remove `replicate`")
+
+
+def _precondition_problems(pre: dict, i: int, task_name: str, task_metrics: tuple[str, ...], dataset_ids: list[str],
+                           method_ids: list[str], report) -> None:
+    """A claim's precondition names methods, a metric and datasets of the spec, like a paired claim."""
+    for key in ("better", "than"):
+        if pre[key] not in method_ids:
+            report(("claims", i, "precondition", key), f"no method with id {pre[key]!r}{_close(pre[key], method_ids)}; "
+                                                       f"method ids: {', '.join(method_ids)}")
+    if pre["better"] == pre["than"]:
+        report(("claims", i, "precondition", "than"), "a precondition compares two different methods")
+    if pre["metric"] not in task_metrics:
+        report(("claims", i, "precondition", "metric"), f"task {task_name!r} does not report {pre['metric']!r}; it "
+                                                        f"reports: {', '.join(task_metrics)}")
+    for j, dataset_id in enumerate(pre.get("datasets", [])):
+        if dataset_id not in dataset_ids:
+            report(("claims", i, "precondition", "datasets", j), f"no dataset with id {dataset_id!r}"
+                                                                  f"{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
 
 
 def _scaling_problems(claim: dict, i: int, datasets: list[dict], report, min_sizes: int, min_span: float) -> None:

@@ -50,6 +50,7 @@ class Claim:
     methods: tuple[str, ...] | None = None  # bound: the methods held to it
     at_most: float | None = None  # bound
     at_least: float | None = None  # bound
+    precondition: dict | None = None  # a paired comparison the claim needs to be testable (better, than, metric, ...)
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
                 c.get("source"), c.get("quote"), c.get("kind", "paired"), c.get("size"),
                 tuple(c["methods"]) if c.get("methods") else None,
                 float(c["at_most"]) if "at_most" in c else None, float(c["at_least"]) if "at_least" in c else None,
+                dict(c["precondition"]) if c.get("precondition") else None,
             )
             for c in resolved.get("claims", [])
         ],

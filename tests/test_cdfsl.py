@@ -210,7 +210,7 @@ def _write_layout(root, wrap_target=True):
         return out
 
     write_image_folder(root / "miniImageNet" / "train", {f"n0{c}": images(16) for c in range(5)})
-    write_image_folder(root / "miniImageNet" / "test", {"unused": images(3)})
+    write_image_folder(root / "miniImageNet" / "test", {f"n1{c}": images(8) for c in range(5)})
     target = root / "EuroSAT" / "2750" if wrap_target else root / "EuroSAT"
     write_image_folder(target, {name: images(16) for name in ("Forest", "River", "Highway", "Sea", "Pasture")})
 
@@ -596,3 +596,53 @@ def test_raw_pixel_protonet_through_the_task():
     assert set(metrics) == set(TASK.metrics)
     assert 40.0 < metrics["accuracy_5shot"] <= 100.0  # digits in raw pixels are far above chance (20 %)
     cdfsl._SOURCE_TRAINING.clear()
+
+
+# --------------------------------------------------------------------------- novel source classes
+
+
+def test_source_accuracy_is_measured_on_source_classes_never_trained_on():
+    ctx = Context(seed=0, split="test", dataset="near")
+    near = synthetic_digit_domains(ctx, target="near", image_size=16, per_class=40, episodes=5, queries=5)
+    grating = synthetic_digit_domains(replace(ctx, dataset="grating"), target="grating", image_size=16, per_class=40,
+                                      episodes=5, queries=5)
+    texture = synthetic_digit_domains(replace(ctx, dataset="texture"), target="texture", image_size=16, per_class=40,
+                                      episodes=5, queries=5)
+    trained = set(near.source_train.labels.tolist())
+    assert trained == {0, 1, 2, 3, 4} and set(near.source_heldout.labels.tolist()) == trained
+    # novel source classes: the digit targets' classes, in the source style, never trained on
+    assert set(near.source_novel.labels.tolist()) == {5, 6, 7, 8, 9} == set(near.target.labels.tolist())
+    # the same for every target (source_accuracy is one number per seed and split)
+    for other in (grating, texture):
+        np.testing.assert_array_equal(other.source_novel.images, near.source_novel.images)
+    # drawn from this split's half only: validation and test novel-source images are disjoint
+    val = synthetic_digit_domains(replace(ctx, split="val"), target="near", image_size=16, per_class=40, episodes=5,
+                                  queries=5)
+    signature = lambda d: {im.tobytes() for im in d.source_novel.images}
+    assert not signature(val) & signature(near)
+    # the task reports both measures
+    cdfsl._SOURCE_TRAINING.clear()
+    metrics = TASK.evaluate(_PixelMeans(), near, ctx)
+    assert {"source_accuracy", "source_seen_accuracy"} <= set(metrics)
+    assert metrics["source_target_gap"] == pytest.approx(metrics["source_accuracy"] - metrics["accuracy_5shot"])
+    cdfsl._SOURCE_TRAINING.clear()
+
+
+def test_imagefolder_novel_source_classes_come_from_the_test_folder(tmp_path):
+    from harness.tasks.base import DataError
+
+    _write_layout(tmp_path)
+    common = dict(target="EuroSAT", image_size=16, source_per_class=None, target_per_class=None,
+                  heldout_fraction=0.5, queries=3, episodes=4)
+    data = cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path), **common)
+    assert data.source_novel.images.shape == (40, 3, 16, 16) and np.bincount(data.source_novel.labels).tolist() == [8] * 5
+    train = {im.tobytes() for im in data.source_train.images}
+    assert not train & {im.tobytes() for im in data.source_novel.images}
+    for path in sorted((tmp_path / "miniImageNet" / "test").rglob("*")):
+        if path.is_file():
+            path.unlink()
+    for path in sorted((tmp_path / "miniImageNet" / "test").iterdir()):
+        path.rmdir()
+    (tmp_path / "miniImageNet" / "test").rmdir()
+    with pytest.raises(DataError, match="source classes never trained on"):
+        cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path), **common)

@@ -11,11 +11,15 @@ features and scores the queries, so a method never sees a query label.
   squared Euclidean distance (:func:`protonet_accuracy`).
 * ``accuracy_1shot`` / ``accuracy_5shot``: mean accuracy (%) over the episodes on the
   target domain, ``…_ci95`` the half-width 1.96·std/√E of the paper's interval.
-* ``source_accuracy``: 5-shot accuracy (%) of the same protocol on held-out images of the
-  source classes (images never trained on); ``source_target_gap`` = source_accuracy −
-  accuracy_5shot, the quantity the paper's phenomenon is about.
-* ``cka``: linear CKA between the held-out source features and the target features
-  (:func:`harness.tasks.fewshot.images.linear_cka`).
+* ``source_accuracy``: 5-shot accuracy (%) of the same protocol on *novel classes of the
+  source domain* (classes never trained on, like the target's), so that source and target
+  differ in domain only and not in class novelty; ``source_target_gap`` = source_accuracy
+  − accuracy_5shot, the quantity the paper's phenomenon is about.
+* ``source_seen_accuracy``: the same on held-out images of the *trained* source classes
+  (what ``source_accuracy`` measured up to task version 1): the class-novelty confound is
+  source_seen_accuracy − source_accuracy.
+* ``cka``: linear CKA between the held-out source features (trained classes) and the
+  target features (:func:`harness.tasks.fewshot.images.linear_cka`).
 * ``train_s``: seconds of source training; ``runtime_s``: seconds of the method's
   :meth:`~FewShotLearner.embed` calls in this cell.
 
@@ -101,7 +105,7 @@ class CdfslData:
     """One target domain with its source domain, the episode settings and the training budget."""
 
     source_train: Domain
-    source_heldout: Domain
+    source_heldout: Domain  # held-out images of the trained source classes
     target: Domain
     source_key: tuple  # what determines the source data: part of the trained-model cache key
     ways: int = WAYS
@@ -109,6 +113,7 @@ class CdfslData:
     episodes: int = 600
     epochs: int = 30
     batch_size: int = 64
+    source_novel: Domain | None = None  # source-domain images of classes never trained on (source_accuracy)
 
 
 def _source_context(context: Context) -> Context:
@@ -250,6 +255,13 @@ def synthetic_digit_domains(
     ≈180 when None) are split per class into training and ``heldout_fraction`` held-out
     images; they depend on the seed only, not on the split or the target.
 
+    Novel source classes (``source_accuracy``): the digits have ten classes, five trained
+    on and five for the targets, so no sixth class is left for a source-only novel set;
+    the novel source classes are therefore ``target_classes`` in the source style, from
+    this split's half of each class, drawn independently of the target (the same for every
+    target). On the three digit targets source and target then share their classes and
+    differ in domain alone; on ``texture`` they differ in classes too, both novel.
+
     ``target``: ``near`` (``target_classes`` in the source style), ``inverted`` (inverted
     intensity + noise), ``grating`` (strokes as oriented gratings on a textured
     background; far), ``texture`` (five grating texture classes; far) — see
@@ -287,14 +299,22 @@ def synthetic_digit_domains(
 
     source_train, source_heldout = _SOURCES.get_or_build(source_key, build_source)
 
+    digits = _digits()
+    partition = source_context.rng("partition", "target-digits")
+    halves = [_half_for_split(np.flatnonzero(digits.target == c), context.split, partition) for c in target_classes]
+    novel_rng = replace(context, dataset="cdfsl-source").rng("data", "novel-source-classes")
+    novel = [np.sort(novel_rng.choice(h, size=per_class, replace=False)) if per_class is not None and per_class <= h.size
+             else h for h in halves]
+    novel_index = np.concatenate(novel)
+    source_novel = Domain("source-novel", to_rgb_uint8(upsample_digits(digits.images[novel_index], image_size, max_shift,
+                                                                       novel_rng)),
+                          np.asarray(digits.target[novel_index], dtype=np.int64))
+
     rng = context.rng("data", target)
     if target == "texture":
         count = per_class if per_class is not None else 90  # about half a digit class, like the digit targets
         grey, labels = texture_classes(count, image_size, shift, rng)
     else:
-        digits = _digits()
-        partition = source_context.rng("partition", "target-digits")
-        halves = [_half_for_split(np.flatnonzero(digits.target == c), context.split, partition) for c in target_classes]
         if per_class is not None:
             if per_class > min(h.size for h in halves):
                 raise ValueError(f"per_class={per_class}: a split holds only {min(h.size for h in halves)} images of a class")
@@ -305,7 +325,9 @@ def synthetic_digit_domains(
     target_domain = Domain(target, to_rgb_uint8(grey), np.asarray(labels, dtype=np.int64))
     _check_pool(target_domain.labels, ways, max(SHOTS), queries, f"the {target!r} target's {context.split} split")
     _check_pool(source_heldout.labels, ways, SOURCE_SHOTS, queries, "the held-out source images")
-    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
+    _check_pool(source_novel.labels, ways, SOURCE_SHOTS, queries, "the novel source classes")
+    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size,
+                     source_novel)
 
 
 def _check_pool(labels: np.ndarray, ways: int, shots: int, queries: int, what: str) -> None:
@@ -344,6 +366,7 @@ def cdfsl_imagefolder(
     source_per_class: int | None = 100,
     target_per_class: int | None = 100,
     heldout_fraction: float = 0.2,
+    novel_per_class: int | None = 100,
     ways: int = WAYS,
     queries: int = 15,
     episodes: int = 600,
@@ -359,8 +382,11 @@ def cdfsl_imagefolder(
     Images are read with Pillow, the shorter side resized to ``image_size`` and centre-
     cropped. ``source_per_class`` / ``target_per_class`` cap the images kept per class
     (None: all), drawn at random; the source's held-out images (``heldout_fraction`` of
-    each class) give ``source_accuracy``; validation and test use disjoint halves of each
-    target class. Missing folders skip the dataset with one line.
+    each class) give ``source_seen_accuracy``, and the source's novel classes,
+    ``DATA_DIR/<source>/test/`` (miniImageNet's 20 test classes, never trained on;
+    ``novel_per_class`` images of each, None: all) give ``source_accuracy``; validation and
+    test use disjoint halves of each target class. Missing folders skip the dataset with
+    one line.
 
     Before any image is read for training, the folders are checked, and a
     :class:`~harness.tasks.base.DataError` names what is wrong: fewer than ``ways`` class
@@ -384,6 +410,15 @@ def cdfsl_imagefolder(
     _check_target_classes(target_classes, target_folder, ways, queries, target_per_class)
     for folder, classes in ((source_folder, source_classes), (target_folder, target_classes)):
         check_images([(path,) for _, files in classes for path in files], folder, "cdfsl-imagefolder", threads)
+    novel_folder = base / source / "test"
+    if not novel_folder.is_dir() or novel_folder == source_folder:
+        raise DataError(f"cdfsl-imagefolder: no folder {novel_folder}: source_accuracy is measured on source classes "
+                        f"never trained on; put the source's test classes there (one sub-folder of images per class), "
+                        f"the training classes under {base / source / 'train'}")
+    novel_classes = class_folders(novel_folder)
+    _check_classes(novel_classes, novel_folder, ways, SOURCE_SHOTS + queries,
+                   f"source_accuracy's {ways}-way {SOURCE_SHOTS}-shot {queries}-query episodes on novel source classes")
+    check_images([(path,) for _, files in novel_classes for path in files], novel_folder, "cdfsl-imagefolder", threads)
     source_key = ("cdfsl-imagefolder", context.seed, str(source_folder.resolve()), image_size, source_per_class,
                   heldout_fraction)
 
@@ -400,7 +435,11 @@ def cdfsl_imagefolder(
               for name, files in target_classes]
     files, labels = _pick_files(halves, target_per_class, context.rng("data", target))
     target_domain = Domain(target, read_images(files, image_size, threads), labels)
-    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size)
+    novel_files, novel_labels = _pick_files(novel_classes, novel_per_class,
+                                            replace(source_context, split=context.split).rng("data", "novel-source"))
+    source_novel = Domain(f"{source}-novel", read_images(novel_files, image_size, threads), novel_labels)
+    return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size,
+                     source_novel)
 
 
 def _check_classes(classes: list[tuple[str, list[Path]]], folder: Path, ways: int, minimum: int, why: str) -> None:
@@ -533,11 +572,11 @@ _SOURCE_TRAINING = SourceTraining(2)
 
 
 def write_tiny_image_folders(root: Path) -> Path:
-    """A miniature BSCD-FSL layout under ``root``: miniImageNet and EuroSAT, 5 classes of 16-px gratings."""
+    """A miniature BSCD-FSL layout under ``root``: miniImageNet (train/ and test/ classes) and EuroSAT, 16-px gratings."""
     rng = np.random.default_rng(0)
-    for domain, count in (("miniImageNet", 16), ("EuroSAT", 20)):
+    for domain, count, first in (("miniImageNet/train", 16, 0), ("miniImageNet/test", 8, 5), ("EuroSAT", 20, 0)):
         by_class = {}
-        for c in range(5):
+        for c in range(first, first + 5):
             grey = gratings(16, np.full(count, c * np.pi / 5), rng.uniform(2, 6, count), rng.uniform(0, 6.28, count))
             tint = rng.uniform(0.3, 1.0, (count, 3, 1, 1))
             by_class[f"class{c}"] = to_rgb_uint8(grey[:, None] * tint)
@@ -549,10 +588,10 @@ class CrossDomainFewShotTask(Task):
     """Source pre-training, then 5-way 1-/5-shot ProtoNet episodes on one target domain."""
 
     name = "fewshot.cdfsl"
-    version = "1"
+    version = "2"  # 2: source_accuracy on novel source classes (issue 9); the old measure is source_seen_accuracy
     framework = "torch"
     metrics = ("accuracy_1shot", "accuracy_1shot_ci95", "accuracy_5shot", "accuracy_5shot_ci95", "source_accuracy",
-               "source_target_gap", "cka", "train_s", "runtime_s")
+               "source_seen_accuracy", "source_target_gap", "cka", "train_s", "runtime_s")
     protocol = FewShotLearner
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
@@ -568,7 +607,7 @@ class CrossDomainFewShotTask(Task):
     def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
         """Guessing one of the episode's ``ways`` classes: 100/N % on the target's and on the source's episodes."""
         level = 100.0 / params.get("ways", WAYS)
-        return {"accuracy_1shot": level, "accuracy_5shot": level, "source_accuracy": level}
+        return {"accuracy_1shot": level, "accuracy_5shot": level, "source_accuracy": level, "source_seen_accuracy": level}
 
     def evaluate(self, method: FewShotLearner, data: CdfslData, context: Context) -> dict[str, float]:
         who = type(method).__name__
@@ -577,10 +616,14 @@ class CrossDomainFewShotTask(Task):
                                        lambda: method.fit_source(source, _source_context(context)))
 
         started = time.perf_counter()
+        if data.source_novel is None:
+            raise ValueError("CdfslData.source_novel is None: the loader must give novel source classes for source_accuracy")
         target = np.asarray(method.embed(data.target.images))
         source = np.asarray(method.embed(data.source_heldout.images))
+        novel = np.asarray(method.embed(data.source_novel.images))
         runtime_s = time.perf_counter() - started
-        for name, features, domain in (("target", target, data.target), ("source", source, data.source_heldout)):
+        for name, features, domain in (("target", target, data.target), ("source", source, data.source_heldout),
+                                       ("novel source", novel, data.source_novel)):
             if features.ndim != 2 or features.shape[0] != domain.images.shape[0]:
                 raise ValueError(f"{who}.embed returned shape {features.shape} for {domain.images.shape[0]} {name} images; "
                                  "expected (N, D)")
@@ -598,7 +641,11 @@ class CrossDomainFewShotTask(Task):
         source_rng = replace(context, dataset="cdfsl-source").rng("episodes", "source", f"{SOURCE_SHOTS}-shot")
         source_episodes = sample_episodes(data.source_heldout.labels, ways=data.ways, shots=SOURCE_SHOTS,
                                           queries=data.queries, episodes=data.episodes, rng=source_rng)
-        metrics["source_accuracy"] = float(protonet_accuracy(source, source_episodes).mean())
+        metrics["source_seen_accuracy"] = float(protonet_accuracy(source, source_episodes).mean())
+        novel_rng = replace(context, dataset="cdfsl-source").rng("episodes", "novel-source", f"{SOURCE_SHOTS}-shot")
+        novel_episodes = sample_episodes(data.source_novel.labels, ways=data.ways, shots=SOURCE_SHOTS,
+                                         queries=data.queries, episodes=data.episodes, rng=novel_rng)
+        metrics["source_accuracy"] = float(protonet_accuracy(novel, novel_episodes).mean())
         metrics["source_target_gap"] = metrics["source_accuracy"] - metrics[f"accuracy_{SOURCE_SHOTS}shot"]
         metrics["cka"] = linear_cka(source, target)
         metrics["train_s"] = train_s

@@ -387,7 +387,7 @@ def test_task_scores_and_reuses_source_training():
     assert set(metrics) == set(TASK.metrics)
     assert 30.0 < metrics["accuracy_5shot"] <= 100.0 and 20.0 < metrics["accuracy_1shot"] < metrics["accuracy_5shot"]
     assert metrics["source_target_gap"] == pytest.approx(metrics["source_accuracy"] - metrics["accuracy_5shot"])
-    assert 0.0 <= metrics["cka"] <= 1.0
+    assert 0.0 <= metrics["covariance_alignment"] <= 1.0
     # a parameter that changes only embed() reuses the trained model; one that changes training does not
     again = TASK.evaluate(_PixelMeans(tag="probe"), data, ctx)
     assert _PixelMeans.fits == 1 and again["train_s"] == metrics["train_s"]

@@ -251,6 +251,6 @@ def test_precondition_names_are_validated(toy_env, tmp_path):
                        "precondition": {"better": "a", "than": "nope", "metric": "toy_score", "datasets": ["nowhere"]}}]
     path = tmp_path / "toy.yaml"
     path.write_text(yaml.safe_dump(spec))
-    with pytest.raises(SpecError) as error:
+    with pytest.raises(SpecError, match="precondition") as error:
         load_spec(path)
-    assert "precondition" in str(error.value) and "'nope'" in str(error.value) and "'nowhere'" in str(error.value)
+    assert "'nope'" in str(error.value) and "'nowhere'" in str(error.value)

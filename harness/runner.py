@@ -146,8 +146,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     started = time.perf_counter()
     task = default_registry().load("tasks", spec.task)
     gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
-    skipped: list[dict[str, str]] = []
-    spec = replace(spec, datasets=_available_datasets(spec, data_dir, gpus, summary.notes, skipped))
+    kept, skipped = _available_datasets(spec, data_dir, gpus)
+    summary.notes += [f"skipped dataset {s['dataset']!r}: {s['reason']}" for s in skipped]
+    spec = replace(spec, datasets=kept)
     jobs = auto_jobs(spec.hardware.threads, gpus) if options.jobs == "auto" else int(options.jobs)
     plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
     # results are output, not code: the folders of every profile under results/ leave the commit clean
@@ -176,10 +177,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     return summary
 
 
-def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str], notes: list[str],
-                        skipped: list[dict[str, str]]) -> list:
-    """The spec's datasets less those whose real data or GPU is not here (each named in a note and in ``skipped``)."""
-    kept = []
+def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str]) -> tuple[list, list[dict[str, str]]]:
+    """The spec's datasets whose real data and GPU are here, and the others with why (``skipped.json``)."""
+    kept, skipped = [], []
     for dataset in spec.datasets:
         if dataset.requires == "data" and data_dir is None:
             reason = f"it needs real data; pass --data-dir DIR or set {DATA_DIR_VARIABLE}"
@@ -189,9 +189,8 @@ def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str], note
         else:
             kept.append(dataset)
             continue
-        notes.append(f"skipped dataset {dataset.id!r}: {reason}")
         skipped.append({"dataset": dataset.id, "reason": reason})
-    return kept
+    return kept, skipped
 
 
 @dataclass

@@ -17,7 +17,7 @@ from harness.tasks.fewshot.cdfsl import (
     synthetic_digit_domains,
 )
 from harness.tasks.fewshot.episodes import Episodes, sample_episodes
-from harness.tasks.fewshot.images import linear_cka, resize_bilinear, translate, write_image_folder
+from harness.tasks.fewshot.images import covariance_alignment, resize_bilinear, translate, write_image_folder
 
 torch = pytest.importorskip("torch")
 
@@ -86,29 +86,41 @@ def test_ci95_is_the_papers_interval():
 # --------------------------------------------------------------------------- CKA
 
 
-def test_linear_cka_properties():
+def test_covariance_alignment_properties():
     rng = np.random.default_rng(1)
     x = rng.normal(size=(300, 6)) @ rng.normal(size=(6, 6))
     y = rng.normal(size=(200, 6)) @ rng.normal(size=(6, 6))
     q, _ = np.linalg.qr(rng.normal(size=(6, 6)))
-    value = linear_cka(x, y)
+    value = covariance_alignment(x, y)
     assert 0.0 <= value <= 1.0
-    assert linear_cka(x, x) == pytest.approx(1.0)
-    assert linear_cka(y, x) == pytest.approx(value)
-    assert linear_cka(3.0 * x + 5.0, y) == pytest.approx(value)  # scale and offset of a domain
-    assert linear_cka(x @ q, y @ q) == pytest.approx(value)  # one rotation applied to both
+    assert covariance_alignment(x, x) == pytest.approx(1.0)
+    assert covariance_alignment(y, x) == pytest.approx(value)
+    assert covariance_alignment(3.0 * x + 5.0, y) == pytest.approx(value)  # scale and offset of a domain
+    assert covariance_alignment(x @ q, y @ q) == pytest.approx(value)  # one rotation applied to both
     # covariances diag(1, 0) and diag(0, 1): orthogonal → 0
     a = np.column_stack([rng.normal(size=100), np.zeros(100)])
     b = np.column_stack([np.zeros(100), rng.normal(size=100)])
-    assert linear_cka(a, b) == pytest.approx(0.0)
+    assert covariance_alignment(a, b) == pytest.approx(0.0)
     # hand case: covariances diag(1, 1) and diag(1, 0) → 1 / √2
     c = np.array([[1.0, 1.0], [1.0, -1.0], [-1.0, 1.0], [-1.0, -1.0]])
     d = np.array([[1.0, 0.0], [-1.0, 0.0]])
-    assert linear_cka(c, d) == pytest.approx(1.0 / np.sqrt(2.0))
+    assert covariance_alignment(c, d) == pytest.approx(1.0 / np.sqrt(2.0))
     # two samples of one distribution are more alike than two different distributions
-    same = linear_cka(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [3, 2, 1, 1])
-    other = linear_cka(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [1, 1, 2, 3])
+    same = covariance_alignment(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [3, 2, 1, 1])
+    other = covariance_alignment(rng.normal(size=(2000, 4)) * [3, 2, 1, 1], rng.normal(size=(2000, 4)) * [1, 1, 2, 3])
     assert same > 0.99 and other < 0.6
+
+
+def test_covariance_alignment_with_more_channels_than_images_equals_the_covariance_form():
+    # raw pixels have d = 3072 channels and a few hundred images: the Gram-matrix form is used
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(20, 60)) @ rng.normal(size=(60, 60))
+    y = rng.normal(size=(15, 60))
+    xc, yc = x - x.mean(axis=0), y - y.mean(axis=0)
+    cov_x, cov_y = xc.T @ xc, yc.T @ yc
+    expected = np.sum(cov_x * cov_y) / (np.linalg.norm(cov_x) * np.linalg.norm(cov_y))
+    assert covariance_alignment(x, y) == pytest.approx(expected, rel=1e-10)
+    assert covariance_alignment(x, x[:10]) == pytest.approx(covariance_alignment(x[:10], x), rel=1e-10)
 
 
 # --------------------------------------------------------------------------- episodes

@@ -70,7 +70,6 @@ CATALOGUE = {
         "source_seen_accuracy": {"goal": "max", "unit": "%", "about": "5-way 5-shot accuracy on held-out images of the trained source classes"},
         "source_target_gap": {"goal": "min", "unit": "%", "about": "source_accuracy − accuracy_5shot: how much worse the target fares than the source"},
         "covariance_alignment": {"goal": "max", "unit": "", "about": "⟨Σs, Σt⟩F / (‖Σs‖F ‖Σt‖F) of the source and target feature covariances (unpaired images: not the standard CKA of paired inputs; 1 = proportional)"},
-        "cka": {"goal": "max", "unit": "", "about": "linear CKA between source and target features (domain similarity, 1 = alike)"},
         "train_s": {"goal": "min", "unit": "s", "about": "seconds of source-domain training (the original time when a cached model is reused)"},
         "runtime_s": {"goal": "min", "unit": "s", "about": "seconds the method itself took in the cell"},
         "miou_1shot": {"goal": "max", "unit": "%", "about": "1-shot foreground IoU on the target, intersections and unions summed per class, then averaged over classes"},

@@ -21,12 +21,12 @@ features and scores the queries, so a method never sees a query label.
 * ``covariance_alignment``: how alike the source and target feature distributions are,
   ⟨Σ_s, Σ_t⟩_F / (‖Σ_s‖_F ‖Σ_t‖_F) for the d × d feature covariances of the held-out
   source images (trained classes) and of the target images, each centred over its own
-  images (computed by :func:`harness.tasks.fewshot.images.linear_cka`). It is *not* the
+  images (computed by :func:`harness.tasks.fewshot.images.covariance_alignment`). It is *not* the
   standard linear CKA of Kornblith et al., which compares two representations of the
   *same* inputs; source and target images are not paired, so this is linear CKA with the
   feature channels as the paired samples. The paper's figure uses "CKA" but its authors'
   code (github.com/shuaiyi308/ReCIT) holds no CKA computation to follow, so the metric
-  is named for what it measures (up to task version 2 it was reported as ``cka``).
+  is named for what it measures (up to task version 1 it was reported as ``cka``).
 * ``train_s``: seconds of source training; ``runtime_s``: seconds of the method's
   :meth:`~FewShotLearner.embed` calls in this cell.
 
@@ -59,7 +59,7 @@ from harness.tasks.fewshot.images import (
     check_images,
     class_folders,
     gratings,
-    linear_cka,
+    covariance_alignment,
     read_images,
     smooth_noise,
     to_rgb_uint8,
@@ -654,7 +654,7 @@ class CrossDomainFewShotTask(Task):
                                          queries=data.queries, episodes=data.episodes, rng=novel_rng)
         metrics["source_accuracy"] = float(protonet_accuracy(novel, novel_episodes).mean())
         metrics["source_target_gap"] = metrics["source_accuracy"] - metrics[f"accuracy_{SOURCE_SHOTS}shot"]
-        metrics["covariance_alignment"] = linear_cka(source, target)
+        metrics["covariance_alignment"] = covariance_alignment(source, target)
         metrics["train_s"] = train_s
         metrics["runtime_s"] = runtime_s
         return metrics

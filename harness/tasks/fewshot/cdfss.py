@@ -11,9 +11,11 @@ Scores, per target domain (one spec dataset entry per target):
   (intersections and unions summed over every query of that class), then averaged over
   classes, in % — the PATNet/HSNet convention, the same for every method;
 * ``miou``: the mean of the two, the number tuning maximises;
-* ``cka``: linear CKA between the method's pooled features of n source and n target
-  images (:func:`harness.tasks.fewshot.images.linear_cka`, the alignment of the two
-  domains' feature covariances, as in ``fewshot.cdfsl``);
+* ``covariance_alignment``: ⟨Σ_s, Σ_t⟩_F / (‖Σ_s‖_F ‖Σ_t‖_F) of the method's pooled features
+  of n source and n target images (:func:`harness.tasks.fewshot.images.covariance_alignment`,
+  as in ``fewshot.cdfsl``): linear CKA with the feature channels as the paired samples, not
+  the standard CKA of paired inputs, so it is named for what it measures (up to task
+  version 1 it was reported as ``cka``);
 * ``train_s``: seconds of source training (recorded on a cache hit too);
 * ``runtime_s``: seconds of the target stage (fine-tuning and prediction, both shot settings).
 
@@ -47,7 +49,7 @@ from harness.tasks.fewshot.images import (
     as_rgb,
     check_class_sizes,
     check_images,
-    linear_cka,
+    covariance_alignment,
 )
 
 SHOTS = (1, 5)
@@ -666,8 +668,8 @@ class CrossDomainSegmentationTask(Task):
     """Source training, then 1-shot and 5-shot target episodes scored by class-wise mIoU."""
 
     name = "fewshot.cdfss"
-    version = "1"
-    metrics = ("miou", "miou_1shot", "miou_5shot", "cka", "train_s", "runtime_s")
+    version = "2"  # 2 (issue 9): cka renamed covariance_alignment
+    metrics = ("miou", "miou_1shot", "miou_5shot", "covariance_alignment", "train_s", "runtime_s")
     protocol = FewShotSegmenter
     framework = "torch"
 
@@ -707,8 +709,8 @@ class CrossDomainSegmentationTask(Task):
         n = min(data.cka_images, data.source.images.shape[0], target.images.shape[0])
         source_images = data.source.images[np.sort(rng.choice(data.source.images.shape[0], n, replace=False))]
         target_images = target.images[np.sort(rng.choice(target.images.shape[0], n, replace=False))]
-        scores["cka"] = linear_cka(_to_numpy(method.embed(source_images, context)),
-                                   _to_numpy(method.embed(target_images, context)))
+        scores["covariance_alignment"] = covariance_alignment(_to_numpy(method.embed(source_images, context)),
+                                                              _to_numpy(method.embed(target_images, context)))
         scores["train_s"] = train_s
         scores["runtime_s"] = runtime_s
         return scores

@@ -7,7 +7,7 @@
   Pillow; 16-bit images scaled to 8 bits, not clipped: :func:`as_rgb`), :func:`check_images`
   (every file of a folder decoded once per process, before any training) and
   :func:`write_image_folder` (the same layout, for tests and tiny configurations);
-* :func:`linear_cka`, the domain-similarity measure between two sets of features.
+* :func:`covariance_alignment`, the domain-similarity measure between two sets of features.
 
 Images handed to methods are ``uint8`` arrays of shape (N, 3, H, W): four times smaller
 than float32, which matters for real data at 224 px.
@@ -97,16 +97,19 @@ def to_rgb_uint8(images: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------- similarity
 
 
-def linear_cka(source: np.ndarray, target: np.ndarray) -> float:
-    """Linear CKA between two domains' features, with the feature channels as the paired samples.
+def covariance_alignment(source: np.ndarray, target: np.ndarray) -> float:
+    """The alignment of two domains' feature covariances, ⟨Σ_s, Σ_t⟩_F / (‖Σ_s‖_F ‖Σ_t‖_F).
 
     Images of two domains are not paired, but their feature channels are. Each domain's
-    features (n_s × d, n_t × d) are centred over its images; with the channels as samples,
-    linear CKA (Kornblith et al., 2019) reduces to the alignment of the two d × d
-    covariance matrices, ⟨Σ_s, Σ_t⟩_F / (‖Σ_s‖_F ‖Σ_t‖_F). It lies in [0, 1], equals 1 when
-    the two covariances are proportional (e.g. two samples of one distribution, as n grows),
-    and is invariant to an isotropic scaling of either domain's features and to one
-    orthogonal map applied to both.
+    features (n × d, m × d) are centred over its images; with the channels as the paired
+    samples, linear CKA (Kornblith et al., 2019) reduces to this alignment of the two d × d
+    covariance matrices. It lies in [0, 1], equals 1 when the two covariances are
+    proportional (e.g. two samples of one distribution, as n grows), and is invariant to an
+    isotropic scaling of either domain's features and to one orthogonal map applied to both.
+
+    The d × d covariances are never formed when d exceeds the number of images (raw pixels:
+    d = 3072): ⟨XᵀX, YᵀY⟩_F = ‖X Yᵀ‖²_F and ‖XᵀX‖_F = ‖X Xᵀ‖_F, so the cost is
+    O((n + m)² d) instead of O((n + m) d²).
     """
     x = np.asarray(source, dtype=float)
     y = np.asarray(target, dtype=float)
@@ -114,12 +117,18 @@ def linear_cka(source: np.ndarray, target: np.ndarray) -> float:
         raise ValueError(f"features of shapes {x.shape} and {y.shape}: need (n, d) and (m, d)")
     x = x - x.mean(axis=0)
     y = y - y.mean(axis=0)
-    cov_x = x.T @ x / x.shape[0]
-    cov_y = y.T @ y / y.shape[0]
-    denominator = np.linalg.norm(cov_x) * np.linalg.norm(cov_y)
+    if x.shape[1] > x.shape[0] + y.shape[0]:
+        cross = np.sum((x @ y.T) ** 2)
+        norm_x = np.linalg.norm(x @ x.T)
+        norm_y = np.linalg.norm(y @ y.T)
+    else:
+        cov_x, cov_y = x.T @ x, y.T @ y
+        cross = np.sum(cov_x * cov_y)
+        norm_x, norm_y = np.linalg.norm(cov_x), np.linalg.norm(cov_y)
+    denominator = norm_x * norm_y
     if denominator == 0.0:
         return float("nan")  # a domain whose features are all equal has no covariance to compare
-    return float(np.sum(cov_x * cov_y) / denominator)
+    return float(cross / denominator)  # the 1/n and 1/m of the covariances cancel
 
 
 # --------------------------------------------------------------------------- image folders

@@ -390,6 +390,42 @@ def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
     assert not torch.allclose(method.segment(support, masks, query, np.random.default_rng(0), context), together)
 
 
+def test_episode_block_with_per_episode_weights_equals_each_episode_alone():
+    generator = torch.Generator().manual_seed(0)
+    backbone = _net.init_backbone((4, 6, 6, 5), 3, generator)
+    x = torch.randn(3, 2, 6, 8, 8, generator=generator)  # 3 episodes, 2 images each, level-3 features
+    last = _net.DEPTH - 1
+    weight = torch.randn(3, 5, 6, 3, 3, generator=generator)
+    bias = torch.randn(3, 5, generator=generator)
+    grouped = _net.episode_block({**backbone, f"block{last}.weight": weight, f"block{last}.bias": bias}, last, x)
+    for b in range(3):
+        alone = _net.block({**backbone, f"block{last}.weight": weight[b], f"block{last}.bias": bias[b]}, last, x[b])
+        torch.testing.assert_close(grouped[b], alone, atol=1e-5, rtol=1e-5)
+    shared = _net.episode_block(backbone, last, x)  # shared weights take the plain path
+    torch.testing.assert_close(shared[1], _net.block(backbone, last, x[1]))
+
+
+def test_last_block_finetuning_is_per_episode_and_leaves_the_source_backbone_alone():
+    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **TINY)
+    context = Context(seed=4)
+    plain = tiny_method(adapter="none", sam="none")
+    plain.fit_source(data.source, source_context(4))
+    method = tiny_method(adapter="none", sam="none", finetune="last-block")
+    method.state_ = plain.state_  # what the task's source cache does: finetune acts after the source stage
+    before = {k: v.clone() for k, v in plain.state_["backbone"].items()}
+    support, masks, query = _episodes(data, 5, 4, 0)
+    together = method.segment(support, masks, query, np.random.default_rng(0), context)
+    alone = method.segment(support[1:2], masks[1:2], query[1:2], np.random.default_rng(0), context)
+    torch.testing.assert_close(together[1:2], alone, atol=1e-5, rtol=1e-5)
+    for key, value in plain.state_["backbone"].items():
+        torch.testing.assert_close(value, before[key], rtol=0, atol=0)
+    untuned = plain.segment(support, masks, query, np.random.default_rng(0), context)
+    assert not torch.allclose(together, untuned)  # the block moved
+    method.finetune_steps = 0  # no step: exactly the no-adapter arm
+    torch.testing.assert_close(method.segment(support, masks, query, np.random.default_rng(0), context), untuned,
+                               atol=1e-5, rtol=1e-5)
+
+
 def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arms():
     data = synthetic_shapes(Context(seed=5, dataset="shapes-fss"), target="fss", **TINY)
     _method._BACKBONES.clear()
@@ -410,7 +446,8 @@ def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arm
 def test_parameter_checks():
     data = synthetic_shapes(Context(seed=0), **TINY)
     for bad, message in (({"adapter": "parallel"}, "adapter='parallel'"), ({"adapter": "none", "sam": "svn"}, "perturbs"),
-                         ({"levels": (0,)}, "levels=\\[0\\]"), ({"sam": "adam"}, "sam='adam'")):
+                         ({"levels": (0,)}, "levels=\\[0\\]"), ({"sam": "adam"}, "sam='adam'"),
+                         ({"finetune": "head"}, "finetune='head'"), ({"finetune": "last-block"}, "no-adapter baseline")):
         with pytest.raises(ValueError, match=message):
             tiny_method(**bad).fit_source(data.source, source_context(0))
     with pytest.raises(ValueError, match="target"):

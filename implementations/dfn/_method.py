@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 ADAPTERS = ("none", "residual", "serial")
 SAM_MODES = ("none", "all", "svn")
+FINETUNE_TARGETS = ("adapters", "last-block")
 
 # pre-trained frozen backbones, shared by every arm of a seed: key → (backbone, seconds it took)
 _BACKBONES = WorkerCache(2)
@@ -56,12 +57,16 @@ class DomainFeatureNavigator:
     the adapters alone, the support shots predicting their own horizontal flips from the
     prototypes of all shots; then the query is segmented. ``drop_adapter_at_test`` removes
     the adapters (no fine-tuning) to test what the source stage alone gave the decoder.
+    ``finetune``: what the target stage tunes, ``adapters`` (the DFN; nothing without an
+    adapter) or ``last-block`` (with ``adapter='none'``: each episode's own copy of the
+    backbone's last conv block, with the same steps, loss and learning-rate search as the
+    adapters — the baseline that fine-tunes on the support without any adapter).
 
     What the source stage learns is ``state_`` (backbone, head, adapters), read-only from
     then on: the task's source-training cache hands the same tensors to later instances.
     """
 
-    after_source_params = ("finetune_steps", "finetune_lr", "drop_adapter_at_test", "episode_batch")
+    after_source_params = ("finetune", "finetune_steps", "finetune_lr", "drop_adapter_at_test", "episode_batch")
 
     def __init__(
         self,
@@ -78,6 +83,7 @@ class DomainFeatureNavigator:
         source_epochs: float = 10.0,
         source_batch: int = 32,
         source_lr: float = 1e-3,
+        finetune: str = "adapters",
         finetune_steps: int = 30,
         finetune_lr: float = 1e-2,
         drop_adapter_at_test: bool = False,
@@ -95,6 +101,7 @@ class DomainFeatureNavigator:
         self.source_epochs = source_epochs
         self.source_batch = source_batch
         self.source_lr = source_lr
+        self.finetune = finetune
         self.finetune_steps = finetune_steps
         self.finetune_lr = finetune_lr
         self.drop_adapter_at_test = drop_adapter_at_test
@@ -111,6 +118,10 @@ class DomainFeatureNavigator:
             raise ValueError(f"sam={self.sam!r}; expected one of {SAM_MODES}")
         if self.sam != "none" and self.adapter == "none":
             raise ValueError(f"sam={self.sam!r} perturbs the adapters; adapter='none' has none")
+        if self.finetune not in FINETUNE_TARGETS:
+            raise ValueError(f"finetune={self.finetune!r}; expected one of {FINETUNE_TARGETS}")
+        if self.finetune == "last-block" and self.adapter != "none":
+            raise ValueError(f"finetune='last-block' is the no-adapter baseline; adapter={self.adapter!r} needs finetune='adapters'")
         if len(self.widths) != DEPTH:
             raise ValueError(f"widths={list(self.widths)}: the backbone has {DEPTH} blocks")
         levels = list(self.levels)
@@ -121,9 +132,11 @@ class DomainFeatureNavigator:
 
     @property
     def _first_level(self) -> int:
-        """1-based level of the first adapter: the backbone runs frozen up to it."""
+        """1-based level of the first adapter (or of the level before a fine-tuned last block): the backbone runs frozen up to it."""
         from implementations.dfn._net import DEPTH
 
+        if self.finetune == "last-block":
+            return DEPTH - 1
         return DEPTH if self.adapter == "none" else min(int(level) for level in self.levels)
 
     # ------------------------------------------------------------------ source stage
@@ -276,24 +289,31 @@ class DomainFeatureNavigator:
         support = frozen(support_images, k)
         masks = torch.as_tensor(support_masks).to(device)
         adapters = self._test_adapters()
-        if adapters and self.finetune_steps > 0:
+        last_block = self.finetune == "last-block"
+        if (adapters or last_block) and self.finetune_steps > 0:
             # each shot, mirrored, is a query for the prototypes of all the shots
             flipped = frozen(support_images[..., ::-1].copy(), k)
             flipped_masks = masks.flip(-1)
             weights = {level: w.expand(e, *w.shape).clone().requires_grad_(True) for level, w in adapters.items()}
-            optimizer = torch.optim.Adam(weights.values(), lr=float(self.finetune_lr))
-            frozen_levels = self._first_level - 1  # levels below the first adapter: the same maps every step
+            # the last-block baseline: every episode tunes its own copy of the last block's conv
+            blocks = {name: backbone[name].expand(e, *backbone[name].shape).clone().requires_grad_(True)
+                      for name in (f"block{_net.DEPTH - 1}.weight", f"block{_net.DEPTH - 1}.bias")} if last_block else {}
+            tuned_backbone = {**backbone, **blocks}
+            optimizer = torch.optim.Adam([*weights.values(), *blocks.values()], lr=float(self.finetune_lr))
+            # the levels that nothing tuned changes: the same maps every step
+            frozen_levels = len(support) if last_block else self._first_level - 1
             with torch.no_grad(), _net.autocast(device, precision):
                 fixed = _net.level_maps(support[:frozen_levels], masks, flipped[:frozen_levels])
             for _ in range(int(self.finetune_steps)):
                 with _net.autocast(device, precision):
-                    logits = _net.episode_logits(backbone, head, weights, self.adapter, support, masks, flipped, size,
-                                                 self.decoder_stride, fixed_maps=fixed)
+                    logits = _net.episode_logits(tuned_backbone, head, weights, self.adapter, support, masks, flipped,
+                                                 size, self.decoder_stride, fixed_maps=fixed)
                 loss = _net.episode_loss(logits.float(), flipped_masks)
                 optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 optimizer.step()
             adapters = {level: w.detach() for level, w in weights.items()}
+            backbone = {**backbone, **{name: w.detach() for name, w in blocks.items()}}
         query = frozen(query_images, q)
         with torch.no_grad(), _net.autocast(device, precision):
             return _net.episode_logits(backbone, head, adapters, self.adapter, support, masks, query, size, self.decoder_stride)

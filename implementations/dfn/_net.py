@@ -108,11 +108,27 @@ def adapted_features(backbone: Params, frozen: list[torch.Tensor], adapters: dic
     levels = [adapt(f, adapters.get(i + 1), kind) if i == len(frozen) - 1 else f for i, f in enumerate(frozen)]
     x = levels[-1]
     for index in range(len(frozen), DEPTH):
-        b, n = x.shape[:2]
-        y = block(backbone, index, x.flatten(0, 1))
-        x = adapt(y.view(b, n, *y.shape[1:]), adapters.get(index + 1), kind)
+        x = adapt(episode_block(backbone, index, x), adapters.get(index + 1), kind)
         levels.append(x)
     return levels
+
+
+def episode_block(backbone: Params, index: int, x: torch.Tensor) -> torch.Tensor:
+    """Block ``index`` on (B, N, C, h, w); its weights are shared, or per episode ((B, C_out, C_in, 3, 3)).
+
+    Per-episode weights (the last-block fine-tuning baseline: each episode tunes its own
+    copy) run as one grouped convolution over the B episodes.
+    """
+    weight, bias = backbone[f"block{index}.weight"], backbone[f"block{index}.bias"]
+    b, n = x.shape[:2]
+    if weight.dim() == 4:
+        y = block(backbone, index, x.flatten(0, 1))
+        return y.view(b, n, *y.shape[1:])
+    grouped = x.transpose(0, 1).reshape(n, b * x.shape[2], *x.shape[3:])  # (N, B·C_in, h, w)
+    y = F.relu(F.conv2d(grouped, weight.flatten(0, 1), bias.flatten(), padding=1, groups=b))
+    if index < DEPTH - 1:
+        y = F.max_pool2d(y, 2)
+    return y.view(n, b, -1, *y.shape[2:]).transpose(0, 1)
 
 
 def masked_prototypes(feature: torch.Tensor, masks: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

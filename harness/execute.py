@@ -107,6 +107,9 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+CELL_STARTED = "started"  # a worker's message that it began the cell it was sent
+
+
 def _worker_main(conn: Connection) -> None:
     import signal
 
@@ -118,6 +121,7 @@ def _worker_main(conn: Connection) -> None:
             return
         if cell is None:
             return
+        conn.send(CELL_STARTED)  # the cell's timeout counts from here, not from this process's start-up
         conn.send(execute_cell(cell))
 
 

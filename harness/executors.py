@@ -21,10 +21,13 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import Any, Iterable, Iterator
 
-from harness.execute import _worker_main
+from harness.execute import CELL_STARTED, _worker_main
 from harness.hardware import thread_environment
 
 _KILL_GRACE_S = 2.0
+# A new worker imports its packages before it can begin its first cell; until it says it began,
+# the cell's deadline allows this much on top of its timeout (a worker stuck starting is still killed).
+_STARTUP_ALLOWANCE_S = 120.0
 
 
 class Executor(abc.ABC):
@@ -86,7 +89,8 @@ class LocalExecutor(Executor):
     """``jobs`` worker processes on this machine, started once and reused.
 
     The engine's cost per cell is a pipe round trip. A worker whose cell passes its
-    ``timeout_s`` is killed and replaced (the cell is ``timed-out``); one that dies is
+    ``timeout_s``, counted from when the worker begins the cell (a new worker's start-up is
+    not part of it), is killed and replaced (the cell is ``timed-out``); one that dies is
     replaced too (the cell is ``failed``). With ``gpus`` (ids), worker *i* sees only GPU
     ``gpus[i % len(gpus)]`` through ``CUDA_VISIBLE_DEVICES``: with as many workers as
     GPUs, never two workers on one GPU.
@@ -172,7 +176,7 @@ class LocalExecutor(Executor):
                 tag, cell = self._pending.pop(self._next_for(worker))
                 worker.group = cell.get("group")
                 worker.cell, worker.started = (tag, cell), time.monotonic()
-                worker.deadline = worker.started + float(cell["timeout_s"])
+                worker.deadline = worker.started + float(cell["timeout_s"]) + _STARTUP_ALLOWANCE_S
                 worker.conn.send(cell)
                 self._busy.append(worker)
 
@@ -184,6 +188,10 @@ class LocalExecutor(Executor):
             if worker.conn in ready:
                 try:
                     result = worker.conn.recv()
+                    if result == CELL_STARTED:  # the timeout runs from now; its result comes later
+                        worker.started = time.monotonic()
+                        worker.deadline = worker.started + float(cell["timeout_s"])
+                        continue
                 except (EOFError, OSError):
                     code = worker.process.exitcode
                     worker.process.join(_KILL_GRACE_S)

@@ -60,6 +60,21 @@ def test_pool_kills_timeouts_survives_crashes_and_keeps_going(toy_env):
     assert results["ok"]["status"] == "ok"
 
 
+def test_the_timeout_counts_from_when_the_worker_begins_the_cell(toy_env, monkeypatch, tmp_path):
+    """A new worker's start-up (here 1.5 s of a slow sitecustomize) is not part of its first cell's timeout."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(1.5)\n")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    with WorkerPool(jobs=1) as pool:
+        results = dict(pool.run([("quick", cell("toy-constant", timeout_s=1.0)),
+                                 ("slow", cell("toy-sleep", {"seconds": 30.0}, timeout_s=1.0)),
+                                 ("after", cell("toy-constant", timeout_s=1.0))]))
+    assert results["quick"]["status"] == "ok", results["quick"]
+    assert results["slow"]["status"] == "timed-out"  # a cell that runs too long is still killed
+    assert results["after"]["status"] == "ok", results["after"]  # on a replacement worker, slow to start too
+
+
 def test_workers_are_reused(toy_env, monkeypatch):
     spawned = []
     original = WorkerPool._spawn

@@ -297,7 +297,9 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         for study in studies.values():
             study.stop()
         raise
-    write_tuning_summaries(folder, [s for s in (study.summary() for study in studies.values()) if s is not None])
+    summaries = {pair: study.summary() for pair, study in studies.items()}
+    write_tuning_summaries(folder, [s for s in summaries.values() if s is not None],
+                           failed=[pair for pair, s in summaries.items() if s is None])
     errors = {}
     for pair, study in studies.items():
         outcome = study.outcome()

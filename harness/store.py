@@ -164,14 +164,17 @@ def read_skipped_datasets(folder: Path) -> list[dict[str, str]]:
     return [{"dataset": str(s["dataset"]), "reason": str(s["reason"])} for s in json.loads(path.read_text(encoding="utf-8"))]
 
 
-def write_tuning_summaries(folder: Path, summaries: list[dict[str, Any]]) -> None:
+def write_tuning_summaries(folder: Path, summaries: list[dict[str, Any]],
+                           failed: list[tuple[str, str]] | tuple = ()) -> None:
     """Merge this run's tuning summaries (:meth:`harness.tuning.StudyRun.summary`) into ``folder/tuning.json``.
 
     One entry per (dataset, method): a pair tuned again replaces its entry where it stood, a new
-    pair is added at the end, and the others (pairs whose params earlier runs froze) are kept.
+    pair is added at the end, a pair in ``failed`` (tuned again, no trial completed) loses its
+    entry, and the others (pairs whose params earlier runs froze) are kept.
     """
-    fresh = {(s["dataset"], s["method"]): s for s in summaries}
-    kept = [fresh.pop((e["dataset"], e["method"]), e) for e in read_tuning_summaries(folder)]
+    fresh, gone = {(s["dataset"], s["method"]): s for s in summaries}, set(failed)
+    kept = [fresh.pop((e["dataset"], e["method"]), e) for e in read_tuning_summaries(folder)
+            if (e["dataset"], e["method"]) not in gone]
     text = json.dumps(kept + list(fresh.values()), indent=1, ensure_ascii=False, allow_nan=False)
     write_atomic(Path(folder) / TUNING_FILE, text + "\n")
 

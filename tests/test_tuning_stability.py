@@ -79,6 +79,8 @@ def test_a_retuned_pair_replaces_its_entry_and_the_others_stay(tmp_path):
     write_tuning_summaries(tmp_path, [{"dataset": "c", "method": "m", "chosen": 4},
                                       {"dataset": "a", "method": "m", "chosen": 3}])
     assert [e["chosen"] for e in read_tuning_summaries(tmp_path)] == [3, 2, 4]
+    write_tuning_summaries(tmp_path, [], failed=[("b", "m")])  # tuned again, no trial completed
+    assert [e["chosen"] for e in read_tuning_summaries(tmp_path)] == [3, 4]
 
 
 def _study(per_trial: list[list[float] | None], goal: str = "max"):

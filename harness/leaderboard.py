@@ -11,9 +11,10 @@ panel per dataset; the claims' verdicts go to ``claims.json`` for the index.
 
 Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
 :func:`harness.metrics.read_metric_table`), chance levels from ``chance.json`` and the
-datasets a run left out from ``skipped.json``, never from the plugins registered in this
-process, so any folder can be rebuilt anywhere (an older folder without the last two
-simply has no chance levels and no skipped datasets).
+datasets a run left out from ``skipped.json``, the params tuning chose from ``tuning.json``,
+never from the plugins registered in this process (nor Optuna), so any folder can be rebuilt
+anywhere (an older folder without the last three simply has no chance levels, no skipped
+datasets and no tuning section).
 """
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ from typing import Any
 from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width
-from harness.store import newest_code_only, read_runs, read_skipped_datasets, write_atomic
+from harness.store import newest_code_only, read_runs, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
@@ -202,6 +203,7 @@ class Board:
     metrics: dict[str, Metric]
     chance: dict[str, dict[str, float]] = field(default_factory=dict)  # dataset → metric → level
     skipped_datasets: list[dict[str, str]] = field(default_factory=list)  # the latest run left these out
+    tuning: list[dict[str, Any]] = field(default_factory=list)  # tuning.json's entries behind the shown rows
 
     @property
     def spec(self) -> dict[str, Any]:
@@ -385,6 +387,61 @@ def _skipped_blocks(board: Board) -> list:
         ("li", f"`{s['dataset']}`: {s['reason']}") for s in board.skipped_datasets]
 
 
+def current_tuning(meta: dict[str, Any], rows: list[dict], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ``tuning.json`` entries that chose the params of the shown rows: same dataset, method,
+    spec hash and code as the pair's newest rows, in the spec's order of datasets, then methods."""
+    code = {(r["dataset"], r["method"]): r.get("code") for r in rows}
+    current = [e for e in entries if (e["dataset"], e["method"]) in code and e.get("spec_hash") == meta["spec_hash"]
+               and e.get("code") == code[(e["dataset"], e["method"])]]
+    datasets = [d.get("id", d["name"]) for d in meta["spec"]["datasets"]]
+    methods = [m.get("id", m["name"]) for m in meta["spec"]["methods"]]
+
+    def place(name: str, order: list[str]) -> int:
+        return order.index(name) if name in order else len(order)
+
+    return sorted(current, key=lambda e: (place(e["dataset"], datasets), place(e["method"], methods)))
+
+
+def fmt_params(params: dict[str, Any]) -> str:
+    """``name=value, ...``; floats to 3 significant digits."""
+    return ", ".join(f"{name}={value:.3g}" if isinstance(value, float) else f"{name}={value}"
+                     for name, value in params.items())
+
+
+STABILITY = {True: "stable", False: "differs across seeds"}
+
+
+def _seed_text(entry: dict[str, Any]) -> str:
+    """What each validation seed alone would have picked, beside the chosen params."""
+    chosen = entry["chosen"]["params"]
+    return "; ".join(f"seed {s['seed']}: same (rank {s['rank']})" if s["best_params"] == chosen else
+                     f"seed {s['seed']}: would pick {fmt_params(s['best_params'])} "
+                     f"(chosen ranks {s['rank']} of {s['of']})" for s in entry["by_seed"]) or "—"
+
+
+def _verdict_text(entry: dict[str, Any]) -> str:
+    if entry["stable"] is not None:
+        return STABILITY[entry["stable"]]
+    return "one seed: cannot tell" if len(entry["by_seed"]) == 1 else "per-seed values not recorded"
+
+
+def _tuning_blocks(board: Board) -> list:
+    if not board.tuning:
+        return []
+    primary, metric = board.primary, board.metrics[board.primary]
+    rows = [[e["dataset"], e["method"], fmt_params(e["chosen"]["params"]) or "—", fmt(e["chosen"]["value"]),
+             str(e["trials"]), _seed_text(e), _verdict_text(e)] for e in board.tuning]
+    chooses = "maximises" if metric.goal == "max" else "minimises"
+    return [("h2", "Tuning"),
+            ("p", f"The params tuning chose for each tuned pair, used on every test seed. The chosen trial {chooses} "
+                  f"the mean of {primary} over the validation seeds (the validation value); each seed alone could "
+                  f"pick another trial. Per validation seed: “same” when that seed alone picks the chosen params, "
+                  f"else the params it would pick and the chosen trial's rank among the completed trials on that "
+                  f"seed (1 = best). “stable”: every seed alone picks the chosen params."),
+            ("table", Table(["dataset", "method", "chosen params", f"validation {primary} {metric.arrow}", "trials",
+                             "per validation seed", "verdict"], rows))]
+
+
 def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
     spec, metrics, primary = board.spec, board.metrics, board.primary
     report = spec["metrics"]["report"]
@@ -441,7 +498,7 @@ def page_blocks(board: Board) -> list:
         blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
     blocks += [("li", line) for line in _header_lines(board)]
     blocks.append(("figure",))
-    blocks += _claim_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    blocks += _claim_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board) + _tuning_blocks(board)
     for dataset, table in board.tables.items():
         blocks += _dataset_blocks(board, dataset, table)
     return blocks
@@ -656,7 +713,8 @@ def compute(folder: Path) -> Board:
     order = [d.get("id", d["name"]) for d in spec["datasets"]]
     goals = {name: metric.goal for name, metric in metrics.items()}
     verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order, goals) for c in spec.get("claims", [])]
-    return Board(meta, rows, tables, verdicts, metrics, chance, read_skipped_datasets(folder))
+    return Board(meta, rows, tables, verdicts, metrics, chance, read_skipped_datasets(folder),
+                 current_tuning(meta, rows, read_tuning_summaries(folder)))
 
 
 def write_leaderboard(folder: Path) -> list:

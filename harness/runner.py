@@ -267,11 +267,14 @@ class _Recorder:
 def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, executor, bar: Progress) -> tuple[dict, dict]:
     """Tune every pair with a search space, all studies at once through the executor.
 
-    Returns the params of every pair (tuned, frozen earlier, or the spec's) and, for each pair
-    whose every trial failed, the status its test cells get and why: ``skipped`` when every
-    tuning cell was skipped (its data or device is not here), else ``failed``.
+    Each tuned pair's summary (chosen params, how each validation seed alone ranks them) goes
+    to ``tuning.json``; a frozen pair keeps its entry there. Returns the params of every pair
+    (tuned, frozen earlier, or the spec's) and, for each pair whose every trial failed, the
+    status its test cells get and why: ``skipped`` when every tuning cell was skipped (its data
+    or device is not here), else ``failed``.
     """
     from harness.registry import metrics
+    from harness.store import write_tuning_summaries
     from harness.tuning import StudyRun, open_storage
 
     spec = plan.spec
@@ -294,6 +297,9 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         for study in studies.values():
             study.stop()
         raise
+    summaries = {pair: study.summary() for pair, study in studies.items()}
+    write_tuning_summaries(folder, [s for s in summaries.values() if s is not None],
+                           failed=[pair for pair, s in summaries.items() if s is None])
     errors = {}
     for pair, study in studies.items():
         outcome = study.outcome()

@@ -16,6 +16,7 @@ RUNS_FILE = "runs.jsonl"
 SUPERSEDED_FILE = "superseded.jsonl"  # rows a newer version of the code replaced: kept, never shown
 DAMAGED_FILE = "damaged.jsonl"  # lines `harness repair` moved out of runs.jsonl, byte for byte
 SKIPPED_DATASETS_FILE = "skipped.json"  # datasets the latest run did not plan (no real data, no GPU)
+TUNING_FILE = "tuning.json"  # per tuned pair: the params chosen and how each validation seed alone ranks them
 # a cell with one of these statuses is finished and never run again; "skipped" cells
 # (missing data or device) run again once the data or device is there
 FINISHED = ("ok", "failed", "timed-out")
@@ -161,6 +162,27 @@ def read_skipped_datasets(folder: Path) -> list[dict[str, str]]:
     if not path.exists():
         return []
     return [{"dataset": str(s["dataset"]), "reason": str(s["reason"])} for s in json.loads(path.read_text(encoding="utf-8"))]
+
+
+def write_tuning_summaries(folder: Path, summaries: list[dict[str, Any]],
+                           failed: list[tuple[str, str]] | tuple = ()) -> None:
+    """Merge this run's tuning summaries (:meth:`harness.tuning.StudyRun.summary`) into ``folder/tuning.json``.
+
+    One entry per (dataset, method): a pair tuned again replaces its entry where it stood, a new
+    pair is added at the end, a pair in ``failed`` (tuned again, no trial completed) loses its
+    entry, and the others (pairs whose params earlier runs froze) are kept.
+    """
+    fresh, gone = {(s["dataset"], s["method"]): s for s in summaries}, set(failed)
+    kept = [fresh.pop((e["dataset"], e["method"]), e) for e in read_tuning_summaries(folder)
+            if (e["dataset"], e["method"]) not in gone]
+    text = json.dumps(kept + list(fresh.values()), indent=1, ensure_ascii=False, allow_nan=False)
+    write_atomic(Path(folder) / TUNING_FILE, text + "\n")
+
+
+def read_tuning_summaries(folder: Path) -> list[dict[str, Any]]:
+    """The tuning summaries of ``folder/tuning.json``; none for a folder written before runs recorded them."""
+    path = Path(folder) / TUNING_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else []
 
 
 RECORD_FIELDS = ("key", "status", "dataset", "method", "seed", "split")  # what every cell record has

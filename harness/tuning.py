@@ -47,6 +47,7 @@ OWNER_ATTR = "harness_owner"  # host:pid:start of the process running the trial
 INTERRUPTED_ATTR = "harness_interrupted"  # the run that ran the trial stopped before it was told
 ERROR_ATTR = "error"  # why the method failed the trial: such a FAIL counts toward the budget
 SAMPLER_ATTR = "harness:sampler"  # the sampler just after the trial's params were drawn (a finished ask)
+SEED_VALUES_ATTR = "harness:seed_values"  # a completed trial's [[seed, primary value], ...], in tuning.seeds order
 
 
 @dataclass
@@ -255,6 +256,9 @@ class StudyRun:
                 cells = results[number]
                 values = [r["metrics"].get(metric) for r in cells if r["status"] == "ok"]
                 if len(values) == len(cells) and all(v is not None and math.isfinite(v) for v in values):
+                    # the mean is what the study ranks; each seed's own value says whether another seed agrees
+                    self.storage.set_trial_user_attr(self.running[number], SEED_VALUES_ATTR,
+                                                     [[seed, value] for seed, value in zip(self.spec.tuning.seeds, values)])
                     self.study.tell(number, sum(values) / len(values), skip_if_finished=True)
                 else:
                     failed = next((r for r in cells if r["status"] != "ok"), None)
@@ -293,6 +297,17 @@ class StudyRun:
         params.update(best.params)
         return TuningOutcome(params, best.value, done)
 
+    def summary(self) -> dict[str, Any] | None:
+        """What ``tuning.json`` says of this pair (see :func:`seed_stability`); None when no trial completed."""
+        from optuna.trial import TrialState
+
+        complete = self.study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        if not complete:
+            return None
+        return {"dataset": self.dataset.id, "method": self.method.id, "code": self.code,
+                "spec_hash": self.spec.spec_hash, "metric": self.spec.primary_metric, "goal": self.goal,
+                **seed_stability(complete, self.study.best_trial.number, list(self.method.search), self.goal)}
+
     def _counted(self) -> list:
         """The trials that use up the budget: those that ran to their end, or run now here or elsewhere.
 
@@ -317,6 +332,38 @@ class StudyRun:
                 print(f"tuning {self.study.study_name}: this Optuna cannot read the sampler state the interrupted "
                       "run saved; the remaining trials are drawn by a fresh sampler, so the tuned params may "
                       "differ from an uninterrupted run's", file=sys.stderr)
+
+
+def seed_stability(complete: list, chosen: int, searched: list[str], goal: str) -> dict[str, Any]:
+    """How the chosen trial fares on each validation seed alone, from the completed trials' :data:`SEED_VALUES_ATTR`.
+
+    ``chosen``: the number of the trial the study picked (best mean over the seeds). Per seed:
+    the chosen trial's value there, the trial that seed alone would pick (on a tie the chosen
+    one, else the lowest number) and the chosen trial's rank there (1 + the trials strictly
+    better). ``stable`` is True when every seed alone picks the chosen params; None when fewer
+    than two seeds say (one tuning seed, or a study from before the per-seed values were kept).
+    """
+    def searched_params(trial) -> dict[str, Any]:
+        return {name: trial.params[name] for name in searched if name in trial.params}
+
+    best = next(t for t in complete if t.number == chosen)
+    summary: dict[str, Any] = {"trials": len(complete),
+                               "chosen": {"number": best.number, "params": searched_params(best), "value": best.value}}
+    recorded = [t for t in complete if SEED_VALUES_ATTR in t.user_attrs]
+    per_trial = {t.number: {seed: value for seed, value in t.user_attrs[SEED_VALUES_ATTR]} for t in recorded}
+    sign = 1 if goal == "max" else -1
+    by_seed = []
+    for seed, value in (best.user_attrs.get(SEED_VALUES_ATTR) or []):
+        scored = [(t, per_trial[t.number][seed]) for t in recorded if seed in per_trial[t.number]]
+        top = max(sign * v for _, v in scored)
+        pick = best if sign * value == top else min((t for t, v in scored if sign * v == top), key=lambda t: t.number)
+        by_seed.append({"seed": seed, "value": value, "best_number": pick.number, "best_params": searched_params(pick),
+                        "best_value": per_trial[pick.number][seed],
+                        "rank": 1 + sum(sign * v > sign * value for _, v in scored), "of": len(scored)})
+    summary["by_seed"] = by_seed
+    summary["stable"] = (all(s["best_params"] == summary["chosen"]["params"] for s in by_seed)
+                         if len(by_seed) >= 2 else None)
+    return summary
 
 
 def _was_interrupted(trial, stale: set[int]) -> bool:

@@ -288,6 +288,9 @@ class ViTLearner:
     scale : float
         Training augmentation: a random zoom about the centre by a factor in [1 − scale, 1 + scale]
         (0, the default, none), applied before the shift.
+    lr_schedule : {"constant", "cosine"}
+        The learning rates over training: constant (the default), or a cosine decay from their
+        initial values to 0 at the last step.
     flip : bool
         Training augmentation: random horizontal flips (off for digits, whose mirror images
         are other shapes).
@@ -302,13 +305,15 @@ class ViTLearner:
 
     def __init__(self, *, arch: str = "tiny", lr: float = 1e-3, weight_decay: float = 0.01,
                  backbone_lr_scale: float = 1.0, translate: float = 0.1, flip: bool = False,
-                 weights: str | None = None, embed_batch: int = 256, scale: float = 0.0):
+                 weights: str | None = None, embed_batch: int = 256, scale: float = 0.0,
+                 lr_schedule: str = "constant"):
         self.arch = arch
         self.lr = lr
         self.weight_decay = weight_decay
         self.backbone_lr_scale = backbone_lr_scale
         self.translate = translate
         self.scale = scale
+        self.lr_schedule = lr_schedule
         self.flip = flip
         self.weights = weights
         self.embed_batch = embed_batch
@@ -350,6 +355,12 @@ class ViTLearner:
              {"params": head.parameters(), "lr": self.lr}],
             weight_decay=self.weight_decay,
         )
+        if self.lr_schedule not in ("constant", "cosine"):
+            raise ValueError(f"lr_schedule={self.lr_schedule!r} is unknown; expected 'constant' or 'cosine'")
+        steps = max(1, int(epochs) * -(-len(images) // batch_size))
+        cosine = (lambda step: 0.5 * (1.0 + np.cos(np.pi * min(step, steps) / steps))) if self.lr_schedule == "cosine" \
+            else (lambda step: 1.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, cosine)
         scaler = torch.amp.GradScaler("cuda", enabled=device == "cuda" and precision == "fp16")
         generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
         images_t = from_numpy(images)
@@ -378,6 +389,7 @@ class ViTLearner:
                 scaler.scale(loss).backward()
                 scaler.step(optimiser)
                 scaler.update()
+                schedule.step()
                 total += float(loss.detach()) * len(index)
                 seen += len(index)
             history.append(total / seen)

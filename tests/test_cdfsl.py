@@ -742,3 +742,17 @@ def test_random_scale_zooms_about_the_centre():
         assert float(zoomed.sum()) == pytest.approx(64.0 * expected_factor**2, rel=0.15)  # area scales by factor²
         rows, cols = torch.nonzero(zoomed[0, 0] > 0.5, as_tuple=True)
         assert abs(float(rows.float().mean()) - 15.5) < 0.6 and abs(float(cols.float().mean()) - 15.5) < 0.6
+
+
+def test_cosine_lr_schedule_changes_training_and_unknown_schedules_fail():
+    from baselines.vit import ViTProtoNet
+
+    images, labels = _tiny_source(n_per_class=6)
+    ctx = Context(seed=5, split="train", dataset="cdfsl-source")
+    constant, cosine = ViTProtoNet(), ViTProtoNet(lr_schedule="cosine")
+    for method in (constant, cosine):
+        method.fit_source(SourceSet(images, labels, epochs=2, batch_size=9), ctx)
+    assert constant.history_[0] == pytest.approx(cosine.history_[0], rel=0.2)  # the same start
+    assert not np.allclose(constant.embed(images), cosine.embed(images))
+    with pytest.raises(ValueError, match="lr_schedule='linear' is unknown"):
+        ViTProtoNet(lr_schedule="linear").fit_source(SourceSet(images, labels, epochs=1, batch_size=9), ctx)

@@ -19,7 +19,7 @@ class ViTProtoNet(ViTLearner):
 
     Parameters
     ----------
-    arch, lr, weight_decay, backbone_lr_scale, translate, flip, weights, embed_batch
+    arch, lr, weight_decay, backbone_lr_scale, translate, scale, flip, lr_schedule, weights, embed_batch
         As for :class:`components.vit.ViTLearner`.
     test_shuffle : bool
         The test-time probe of the paper's phenomenon: :meth:`embed` shuffles each image's
@@ -32,9 +32,11 @@ class ViTProtoNet(ViTLearner):
 
     def __init__(self, *, arch: str = "tiny", lr: float = 1e-3, weight_decay: float = 0.01,
                  backbone_lr_scale: float = 1.0, translate: float = 0.1, flip: bool = False,
-                 weights: str | None = None, test_shuffle: bool = False, embed_batch: int = 256):
+                 weights: str | None = None, test_shuffle: bool = False, embed_batch: int = 256,
+                 scale: float = 0.0, lr_schedule: str = "constant"):
         super().__init__(arch=arch, lr=lr, weight_decay=weight_decay, backbone_lr_scale=backbone_lr_scale,
-                         translate=translate, flip=flip, weights=weights, embed_batch=embed_batch)
+                         translate=translate, flip=flip, weights=weights, embed_batch=embed_batch, scale=scale,
+                         lr_schedule=lr_schedule)
         self.test_shuffle = test_shuffle
 
     def _embed_tokens(self, tokens: "torch.Tensor", generator: "torch.Generator") -> "torch.Tensor":

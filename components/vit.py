@@ -32,6 +32,13 @@ if TYPE_CHECKING:
 ARCHS: dict[str, dict[str, Any]] = {
     # CPU scale (the paper note's tiny ViT): 16 tokens of 8×8 px at 32 px, about 0.14 M parameters
     "tiny": {"img_size": 32, "patch_size": 8, "embed_dim": 64, "depth": 4, "num_heads": 4, "mlp_ratio": 2.0},
+    # the tiny ViT on a finer grid: 64 tokens of 4×4 px at 32 px
+    "tiny-p4": {"img_size": 32, "patch_size": 4, "embed_dim": 64, "depth": 4, "num_heads": 4, "mlp_ratio": 2.0},
+    # the tiny ViT with a convolutional stem (Xiao et al., "Early convolutions help transformers see
+    # better", 2021): three 3×3 stride-2 convs (16, 32, 64 channels, BatchNorm, ReLU), then a 1×1
+    # projection, in place of the 8×8 patchify; still 16 tokens, each covering 8×8 px
+    "tiny-conv": {"img_size": 32, "patch_size": 8, "embed_dim": 64, "depth": 4, "num_heads": 4, "mlp_ratio": 2.0,
+                  "stem": (16, 32, 64)},
     # DINO ViT-S/16, the paper's backbone
     "vit-s16": {"img_size": 224, "patch_size": 16, "embed_dim": 384, "depth": 12, "num_heads": 6, "mlp_ratio": 4.0},
 }
@@ -55,7 +62,20 @@ def build_vit(arch: str = "tiny"):
         raise ValueError(f"embed_dim {dim} is not divisible by num_heads {cfg['num_heads']}")
     model = nn.Module()
     model.patch_embed = nn.Module()
-    model.patch_embed.proj = nn.Conv2d(3, dim, kernel_size=cfg["patch_size"], stride=cfg["patch_size"])
+    stem = cfg.get("stem", ())
+    if stem:
+        if 2 ** len(stem) != cfg["patch_size"]:
+            raise ValueError(f"arch={arch!r}: {len(stem)} stride-2 convs make {2 ** len(stem)} px tokens, "
+                             f"not patch_size {cfg['patch_size']}")
+        layers, channels = [], 3
+        for width in stem:
+            layers += [nn.Conv2d(channels, width, kernel_size=3, stride=2, padding=1, bias=False),
+                       nn.BatchNorm2d(width), nn.ReLU(inplace=True)]
+            channels = width
+        model.patch_embed.stem = nn.Sequential(*layers)
+        model.patch_embed.proj = nn.Conv2d(channels, dim, kernel_size=1)
+    else:
+        model.patch_embed.proj = nn.Conv2d(3, dim, kernel_size=cfg["patch_size"], stride=cfg["patch_size"])
     model.cls_token = nn.Parameter(torch.zeros(1, 1, dim))
     model.pos_embed = nn.Parameter(torch.zeros(1, grid * grid + 1, dim))
     model.blocks = nn.ModuleList()
@@ -95,8 +115,13 @@ def _init_weights(model) -> None:
 
 
 def patch_tokens(model, images: "torch.Tensor") -> tuple["torch.Tensor", tuple[int, int]]:
-    """(B, L, D) patch embeddings in row-major grid order, and the grid (rows, cols)."""
-    x = model.patch_embed.proj(images)
+    """(B, L, D) patch embeddings in row-major grid order, and the grid (rows, cols).
+
+    A convolutional stem (``arch: tiny-conv``) runs first; each token then covers
+    ``model.patch_size`` px along a side, as a patch does.
+    """
+    stem = getattr(model.patch_embed, "stem", None)
+    x = model.patch_embed.proj(images if stem is None else stem(images))
     grid = (x.shape[-2], x.shape[-1])
     return x.flatten(2).transpose(1, 2), grid
 
@@ -213,6 +238,21 @@ def random_translate(x: "torch.Tensor", max_shift: int, generator: "torch.Genera
     return padded[b, c, rows[:, None, :, None], cols[:, None, None, :]]
 
 
+def random_scale(x: "torch.Tensor", scale: float, generator: "torch.Generator") -> "torch.Tensor":
+    """Zoom each image about its centre by its own factor, uniform in [1 − scale, 1 + scale], filling with 0."""
+    import torch
+    import torch.nn.functional as F
+
+    if scale <= 0:
+        return x
+    batch = x.shape[0]
+    factor = 1.0 + scale * (2.0 * torch.rand(batch, generator=generator) - 1.0)
+    theta = torch.zeros(batch, 2, 3)
+    theta[:, 0, 0] = theta[:, 1, 1] = 1.0 / factor  # output pixel p reads input p / factor
+    grid = F.affine_grid(theta.to(x.device, x.dtype), list(x.shape), align_corners=False)
+    return F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+
+
 def autocast(device: str, precision: str):
     """bf16/fp16 autocast on CUDA; fp32 everywhere else (CPU half precision is slow and inexact)."""
     import torch
@@ -236,8 +276,8 @@ class ViTLearner:
 
     Parameters
     ----------
-    arch : {"tiny", "vit-s16"}
-        Network size (see :data:`ARCHS`).
+    arch : {"tiny", "tiny-p4", "tiny-conv", "vit-s16"}
+        Network size and token embedding (see :data:`ARCHS`).
     lr, weight_decay : float
         AdamW on the backbone and a linear head over the source classes (the paper: 1e-3, 0.01).
     backbone_lr_scale : float
@@ -245,6 +285,12 @@ class ViTLearner:
         uses 1e-4 on DINO weights, which leaves the backbone nearly frozen.
     translate : float
         Training augmentation: random whole-pixel shifts of up to this fraction of the image side.
+    scale : float
+        Training augmentation: a random zoom about the centre by a factor in [1 − scale, 1 + scale]
+        (0, the default, none), applied before the shift.
+    lr_schedule : {"constant", "cosine"}
+        The learning rates over training: constant (the default), or a cosine decay from their
+        initial values to 0 at the last step.
     flip : bool
         Training augmentation: random horizontal flips (off for digits, whose mirror images
         are other shapes).
@@ -259,12 +305,15 @@ class ViTLearner:
 
     def __init__(self, *, arch: str = "tiny", lr: float = 1e-3, weight_decay: float = 0.01,
                  backbone_lr_scale: float = 1.0, translate: float = 0.1, flip: bool = False,
-                 weights: str | None = None, embed_batch: int = 256):
+                 weights: str | None = None, embed_batch: int = 256, scale: float = 0.0,
+                 lr_schedule: str = "constant"):
         self.arch = arch
         self.lr = lr
         self.weight_decay = weight_decay
         self.backbone_lr_scale = backbone_lr_scale
         self.translate = translate
+        self.scale = scale
+        self.lr_schedule = lr_schedule
         self.flip = flip
         self.weights = weights
         self.embed_batch = embed_batch
@@ -306,6 +355,12 @@ class ViTLearner:
              {"params": head.parameters(), "lr": self.lr}],
             weight_decay=self.weight_decay,
         )
+        if self.lr_schedule not in ("constant", "cosine"):
+            raise ValueError(f"lr_schedule={self.lr_schedule!r} is unknown; expected 'constant' or 'cosine'")
+        steps = max(1, int(epochs) * -(-len(images) // batch_size))
+        cosine = (lambda step: 0.5 * (1.0 + np.cos(np.pi * min(step, steps) / steps))) if self.lr_schedule == "cosine" \
+            else (lambda step: 1.0)
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, cosine)
         scaler = torch.amp.GradScaler("cuda", enabled=device == "cuda" and precision == "fp16")
         generator = torch.Generator().manual_seed(int(rng.integers(2**62)))
         images_t = from_numpy(images)
@@ -320,6 +375,7 @@ class ViTLearner:
             for start in range(0, len(order), batch_size):
                 index = order[start:start + batch_size]
                 x = images_t[index].to(device).float().div_(255.0)
+                x = random_scale(x, self.scale, generator)
                 x = random_translate(x, max_shift, generator)
                 if self.flip:
                     flip = (torch.rand(len(index), generator=generator) < 0.5).to(device)
@@ -333,6 +389,7 @@ class ViTLearner:
                 scaler.scale(loss).backward()
                 scaler.step(optimiser)
                 scaler.update()
+                schedule.step()
                 total += float(loss.detach()) * len(index)
                 seen += len(index)
             history.append(total / seen)

@@ -658,3 +658,101 @@ def test_imagefolder_novel_source_classes_come_from_the_test_folder(tmp_path):
     (tmp_path / "miniImageNet" / "test").rmdir()
     with pytest.raises(DataError, match="source classes never trained on"):
         cdfsl_imagefolder(Context(seed=0, split="test", dataset="eurosat", data_dir=tmp_path), **common)
+
+
+# --------------------------------------------------------------------------- issue 9: source-training options
+
+
+def test_source_rotations_add_turned_training_classes_and_keep_the_held_out_images_upright():
+    ctx = Context(seed=3, split="val", dataset="near")
+    common = dict(target="near", image_size=16, per_class=20, queries=1, episodes=2)
+    upright = synthetic_digit_domains(ctx, **common)
+    turned = synthetic_digit_domains(ctx, source_rotations=4, **common)
+    n = upright.source_train.images.shape[0]
+    assert turned.source_train.images.shape == (4 * n, 3, 16, 16)
+    np.testing.assert_array_equal(turned.source_train.images[:n], upright.source_train.images)
+    for k in range(4):  # turn k of every training image, labelled digit + 10·k
+        np.testing.assert_array_equal(turned.source_train.images[k * n:(k + 1) * n],
+                                      np.rot90(upright.source_train.images, k, axes=(2, 3)))
+        np.testing.assert_array_equal(turned.source_train.labels[k * n:(k + 1) * n], upright.source_train.labels + 10 * k)
+    np.testing.assert_array_equal(turned.source_heldout.images, upright.source_heldout.images)
+    np.testing.assert_array_equal(turned.target.images, upright.target.images)  # target and novel source untouched
+    np.testing.assert_array_equal(turned.source_novel.images, upright.source_novel.images)
+    assert turned.source_key != upright.source_key  # another source: another trained model
+    two = synthetic_digit_domains(ctx, source_rotations=2, **common)
+    assert sorted(set(two.source_train.labels.tolist())) == [0, 1, 2, 3, 4, 10, 11, 12, 13, 14]
+    for bad in (0, 5, 1.5):
+        with pytest.raises(ValueError, match=f"source_rotations={bad} must be an integer from 1"):
+            synthetic_digit_domains(ctx, source_rotations=bad, **common)
+
+
+def test_vit_archs_finer_grid_and_conv_stem():
+    from components.vit import build_vit, encode, patch_tokens, position_embedding
+
+    torch.manual_seed(0)
+    x = torch.rand(2, 3, 32, 32)
+    for arch, tokens_expected in (("tiny", 16), ("tiny-p4", 64), ("tiny-conv", 16)):
+        model = build_vit(arch).eval()
+        with torch.no_grad():
+            tokens, grid = patch_tokens(model, x)
+            assert tokens.shape == (2, tokens_expected, 64) and grid[0] * grid[1] == tokens_expected
+            assert encode(model, tokens, position_embedding(model, grid)).shape == (2, 64)
+    conv = build_vit("tiny-conv")
+    assert any(name.startswith("patch_embed.stem.") for name in conv.state_dict())
+    assert conv.patch_size == 8  # a token still covers 8 × 8 px (ReCIT's patches and warm-up grids)
+    # a stem token sees only its neighbourhood: changing the top-left 8 × 8 px leaves far tokens unchanged
+    conv.eval()
+    y = x.clone()
+    y[:, :, :8, :8] = 0.0
+    with torch.no_grad():
+        near_tokens, _ = patch_tokens(conv, y)
+        far = patch_tokens(conv, x)[0][:, -1]
+    torch.testing.assert_close(near_tokens[:, -1], far)
+    with pytest.raises(ValueError, match="arch='tiny-huge' is unknown"):
+        build_vit("tiny-huge")
+
+
+def test_every_vit_arm_trains_with_the_new_archs_and_scale_augmentation():
+    from baselines.vit import ViTProtoNet
+    from implementations.recit import ReCIT
+
+    images, labels = _tiny_source(n_per_class=6)
+    ctx = Context(seed=5, split="train", dataset="cdfsl-source")
+    for arch in ("tiny-p4", "tiny-conv"):
+        for method in (ViTProtoNet(arch=arch, scale=0.25), ReCIT(arch=arch, scale=0.25, warmup_epochs=1)):
+            method.fit_source(SourceSet(images, labels, epochs=2, batch_size=9), ctx)
+            features = method.embed(images)
+            assert features.shape == (images.shape[0], 64) and np.all(np.isfinite(features))
+    plain, zoomed = ViTProtoNet(), ViTProtoNet(scale=0.25)
+    for method in (plain, zoomed):
+        method.fit_source(SourceSet(images, labels, epochs=1, batch_size=9), ctx)
+    assert not np.allclose(plain.embed(images), zoomed.embed(images))  # the augmentation changes training
+
+
+def test_random_scale_zooms_about_the_centre():
+    from components.vit import random_scale
+
+    x = torch.zeros(1, 1, 32, 32)
+    x[:, :, 12:20, 12:20] = 1.0  # an 8 × 8 centred square
+    generator = torch.Generator().manual_seed(0)
+    assert random_scale(x, 0.0, generator) is x
+    for seed in range(5):
+        expected_factor = 1.0 + 0.5 * (2.0 * float(torch.rand(1, generator=torch.Generator().manual_seed(seed))) - 1.0)
+        zoomed = random_scale(x, 0.5, torch.Generator().manual_seed(seed))
+        assert float(zoomed.sum()) == pytest.approx(64.0 * expected_factor**2, rel=0.15)  # area scales by factor²
+        rows, cols = torch.nonzero(zoomed[0, 0] > 0.5, as_tuple=True)
+        assert abs(float(rows.float().mean()) - 15.5) < 0.6 and abs(float(cols.float().mean()) - 15.5) < 0.6
+
+
+def test_cosine_lr_schedule_changes_training_and_unknown_schedules_fail():
+    from baselines.vit import ViTProtoNet
+
+    images, labels = _tiny_source(n_per_class=6)
+    ctx = Context(seed=5, split="train", dataset="cdfsl-source")
+    constant, cosine = ViTProtoNet(), ViTProtoNet(lr_schedule="cosine")
+    for method in (constant, cosine):
+        method.fit_source(SourceSet(images, labels, epochs=2, batch_size=9), ctx)
+    assert constant.history_[0] == pytest.approx(cosine.history_[0], rel=0.2)  # the same start
+    assert not np.allclose(constant.embed(images), cosine.embed(images))
+    with pytest.raises(ValueError, match="lr_schedule='linear' is unknown"):
+        ViTProtoNet(lr_schedule="linear").fit_source(SourceSet(images, labels, epochs=1, batch_size=9), ctx)

@@ -38,7 +38,7 @@ class ReCIT(ViTLearner):
         Largest warm-up grid relative to the data's grid.
     similarity : float
         Cosine threshold of the greedy grouping (the paper: 0.3).
-    arch, lr, weight_decay, backbone_lr_scale, translate, flip, weights, embed_batch
+    arch, lr, weight_decay, backbone_lr_scale, translate, scale, flip, lr_schedule, weights, embed_batch
         As for :class:`components.vit.ViTLearner` (the plain ViT's training, which the
         baseline :class:`baselines.vit.ViTProtoNet` runs unperturbed).
     """
@@ -48,9 +48,11 @@ class ReCIT(ViTLearner):
     def __init__(self, *, shuffle_warmup: bool = True, frequency: bool = True, warmup_epochs: int | None = None,
                  warmup_max_scale: float = 2.0, similarity: float = 0.3, arch: str = "tiny", lr: float = 1e-3,
                  weight_decay: float = 0.01, backbone_lr_scale: float = 1.0, translate: float = 0.1,
-                 flip: bool = False, weights: str | None = None, embed_batch: int = 256):
+                 flip: bool = False, weights: str | None = None, embed_batch: int = 256, scale: float = 0.0,
+                 lr_schedule: str = "constant"):
         super().__init__(arch=arch, lr=lr, weight_decay=weight_decay, backbone_lr_scale=backbone_lr_scale,
-                         translate=translate, flip=flip, weights=weights, embed_batch=embed_batch)
+                         translate=translate, flip=flip, weights=weights, embed_batch=embed_batch, scale=scale,
+                         lr_schedule=lr_schedule)
         self.shuffle_warmup = shuffle_warmup
         self.frequency = frequency
         self.warmup_epochs = warmup_epochs

@@ -249,6 +249,7 @@ def synthetic_digit_domains(
     target_classes: tuple[int, ...] = (5, 6, 7, 8, 9),
     per_class: int | None = None,
     heldout_fraction: float = 0.3,
+    source_rotations: int = 1,
     ways: int = WAYS,
     queries: int = 15,
     episodes: int = 600,
@@ -276,10 +277,22 @@ def synthetic_digit_domains(
     shift. Validation and test use disjoint halves of each target digit class (the
     texture target draws fresh instances per split), so tuning never sees a test image.
 
+    ``source_rotations`` (1 to 4; 1, none, is the default): every *training* source image
+    is also given turned by 90°, 180°, … ((``source_rotations`` − 1) quarter turns), each
+    turn of a digit as a class of its own (label digit + 10·turns), the Omniglot trick for
+    more source classes from the same images. It is source data, the same for every
+    method. Held-out source images stay upright (``source_seen_accuracy`` and
+    ``covariance_alignment`` still see the source domain proper). No turn of a digit 0-4
+    is a digit 5-9 (only 6 and 9 are turns of each other, and both are target classes).
+
     ``ways``, ``queries``, ``episodes``: the episodes (1- and 5-shot are both evaluated);
     ``epochs``, ``batch_size``: the source-training budget, the same for every method.
     """
     _check_budget(ways, queries, episodes, epochs, batch_size)
+    if int(source_rotations) != source_rotations or not 1 <= source_rotations <= 4:
+        raise ValueError(f"source_rotations={source_rotations} must be an integer from 1 (no rotation) to 4 "
+                         "(0°, 90°, 180° and 270°)")
+    source_rotations = int(source_rotations)
     if target not in SYNTHETIC_TARGETS:
         raise ValueError(f"target={target!r} is unknown; expected one of {', '.join(SYNTHETIC_TARGETS)}")
     if image_size < 8:
@@ -293,7 +306,7 @@ def synthetic_digit_domains(
                          "must be disjoint digits 0..9")
     max_shift = int(round(3 * image_size / 32))
     source_context = _source_context(context)
-    source_key = ("cdfsl-digits", context.seed, image_size, source_classes, per_class, heldout_fraction)
+    source_key = ("cdfsl-digits", context.seed, image_size, source_classes, per_class, heldout_fraction, source_rotations)
 
     def build_source():
         rng = source_context.rng("data", "digits")
@@ -301,7 +314,8 @@ def synthetic_digit_domains(
         strokes = upsample_digits(_digits().images[index], image_size, max_shift, rng)
         train, heldout = _split_heldout(labels, heldout_fraction, rng)
         images = to_rgb_uint8(strokes)
-        return (Domain("source", images[train], labels[train].copy()),
+        train_images, train_labels = rotated_classes(images[train], labels[train], source_rotations)
+        return (Domain("source", train_images, train_labels),
                 Domain("source-heldout", images[heldout], labels[heldout].copy()))
 
     source_train, source_heldout = _SOURCES.get_or_build(source_key, build_source)
@@ -335,6 +349,16 @@ def synthetic_digit_domains(
     _check_pool(source_novel.labels, ways, SOURCE_SHOTS, queries, "the novel source classes")
     return CdfslData(source_train, source_heldout, target_domain, source_key, ways, queries, episodes, epochs, batch_size,
                      source_novel)
+
+
+def rotated_classes(images: np.ndarray, labels: np.ndarray, rotations: int) -> tuple[np.ndarray, np.ndarray]:
+    """``images`` (N, C, H, W) under 0, 1, …, ``rotations`` − 1 quarter turns, turn k labelled ``label + 10·k``."""
+    labels = np.asarray(labels, dtype=np.int64)
+    if rotations == 1:
+        return images, labels.copy()
+    turned = [np.rot90(images, k, axes=(2, 3)) for k in range(rotations)]
+    return (np.ascontiguousarray(np.concatenate(turned)),
+            np.concatenate([labels + 10 * k for k in range(rotations)]))
 
 
 def _check_pool(labels: np.ndarray, ways: int, shots: int, queries: int, what: str) -> None:

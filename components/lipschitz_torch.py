@@ -71,33 +71,90 @@ def rank_from_ratio(channels: int, ratio: float) -> int:
     return int(min(channels - 1, max(1, round(channels * ratio))))
 
 
+_DFT_CACHE: dict[tuple, torch.Tensor] = {}
+
+
+def _dft_matrix(kernel_size: int, size: int, dtype: torch.dtype, device) -> torch.Tensor:
+    """(F, k²) complex: the ortho-normalised rfft2 on the size×size grid of a k×k kernel in the top-left corner."""
+    key = (kernel_size, size, dtype, str(device))
+    if key not in _DFT_CACHE:
+        real = torch.float64
+        f1 = torch.arange(size, dtype=real)[:, None, None, None]
+        f2 = torch.arange(size // 2 + 1, dtype=real)[None, :, None, None]
+        u = torch.arange(kernel_size, dtype=real)[None, None, :, None]
+        v = torch.arange(kernel_size, dtype=real)[None, None, None, :]
+        phase = -2.0 * math.pi * (f1 * u + f2 * v) / size
+        dft = torch.polar(torch.full_like(phase, 1.0 / size), phase).reshape(-1, kernel_size * kernel_size)
+        complex_dtype = torch.complex128 if dtype == torch.float64 else torch.complex64
+        _DFT_CACHE[key] = dft.to(device=device, dtype=complex_dtype).contiguous()
+    return _DFT_CACHE[key]
+
+
 def frequency_batch(kernel: torch.Tensor, size: int) -> torch.Tensor:
-    """rfft2 of a (c_out, c_in, k, k) kernel on the size×size grid (kernel in the top-left corner), as (F, c_out, c_in) contiguous."""
-    spectrum = torch.fft.rfft2(kernel, s=(size, size), norm="ortho")
-    c_out, c_in = kernel.shape[:2]
-    return spectrum.permute(2, 3, 0, 1).reshape(-1, c_out, c_in).contiguous()
+    """rfft2(kernel, s=(size, size), norm="ortho") of a (c_out, c_in, k, k) kernel, as (F, c_out, c_in) contiguous.
+
+    Computed as one (F, k²) × (k², c_out·c_in) product with the DFT matrix of the k×k taps:
+    the kernel has k² non-zero taps, so this costs far less than an FFT of every zero-padded
+    kernel, and it lands in the per-frequency layout without a transpose.
+    """
+    c_out, c_in, k, _ = kernel.shape
+    dft = _dft_matrix(k, size, kernel.dtype, kernel.device)
+    taps = kernel.reshape(c_out * c_in, k * k).mT.to(dft.dtype)  # (k², c_out·c_in)
+    return (dft @ taps).reshape(-1, c_out, c_in)
+
+
+class _BatchedComplexProduct(torch.autograd.Function):
+    """A @ B over a batch of complex matrices whose backward takes physical conjugates.
+
+    Autograd's own backward of a complex ``bmm`` multiplies by lazily conjugated views
+    (``B.mH``), for which bmm falls back to one matrix product per batch entry: on the CPU,
+    per frequency. Conjugating physically keeps every product one batched BLAS call.
+    """
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return torch.bmm(a, b)  # transposed operands are fine: BLAS reads them in place
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        grad = grad.contiguous()  # it arrives as a permuted view from the FFT side (batch stride 1)
+        grad_a = torch.bmm(grad, torch.conj_physical(b).mT) if ctx.needs_input_grad[0] else None
+        grad_b = torch.bmm(torch.conj_physical(a).mT, grad) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+def batched_product(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """(F, m, k) @ (F, k, n) for complex batches, forward and backward as batched BLAS calls."""
+    return _BatchedComplexProduct.apply(a, b)
 
 
 def fft_conv_apply(x: torch.Tensor, unitary: Callable[[torch.Tensor], torch.Tensor], padding: int) -> torch.Tensor:
-    """Zero-pad x by ``padding``, multiply each frequency by a c×c matrix, crop back.
+    """Zero-pad x by 2·``padding``, multiply each frequency by a c×c matrix, crop back to H×W.
 
     ``unitary(xf)`` receives the input spectrum as a contiguous (F, c, B) batch and returns
     the output spectrum of the same shape (a matrix product, or a low-rank update). With a
     unitary matrix per frequency (conjugate-symmetric, as it is for a real kernel) the map
-    on the padded torus is orthogonal, so pad → map → crop is 1-Lipschitz.
+    on the padded N×N torus is orthogonal, so pad → map → crop is 1-Lipschitz.
+
+    The padding goes after the image (rfft2's own ``s``) and the crop keeps the first H×W:
+    the same operator as padding ``padding`` on each side and cropping the middle (the two
+    differ by a circular shift of the torus, which commutes with the per-frequency map),
+    without a padded copy of x.
     """
     batch, channels, height, width = x.shape
     if height != width:
         raise ValueError(f"the FFT convolution expects square inputs; got {height}×{width}")
-    xp = F.pad(x, (padding, padding, padding, padding)) if padding else x
     size = height + 2 * padding
-    xf = torch.fft.rfft2(xp, norm="ortho")  # (B, c, N, N//2+1)
+    xf = torch.fft.rfft2(x, s=(size, size), norm="ortho")  # (B, c, N, N//2+1)
     cols = xf.shape[-1]
+    # contiguous per frequency: reshape alone returns a strided view here, and bmm then loops over the frequencies
     xf = xf.permute(2, 3, 1, 0).reshape(size * cols, channels, batch).contiguous()
     zf = unitary(xf)
     zf = zf.reshape(size, cols, -1, batch).permute(3, 2, 0, 1)
     z = torch.fft.irfft2(zf, s=(size, size), norm="ortho")
-    return z[..., padding:padding + height, padding:padding + width] if padding else z
+    return z[..., :height, :width] if padding else z
 
 
 class MinMax(nn.Module):

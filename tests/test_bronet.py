@@ -28,7 +28,14 @@ from baselines.lipschitz_layers import (  # noqa: E402  (needs torch)
     SOCLinear,
     series_tail,
 )
-from components.lipschitz_torch import MinMax, fft_conv_apply, margin_loss, rank_from_ratio  # noqa: E402
+from components.lipschitz_torch import (  # noqa: E402
+    MinMax,
+    batched_product,
+    fft_conv_apply,
+    frequency_batch,
+    margin_loss,
+    rank_from_ratio,
+)
 from implementations.bronet import BRONet, BROConv2d, BROLinear, block_reflector  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -85,6 +92,18 @@ def test_bro_conv_is_unitary_per_frequency_and_norm_preserving_on_the_torus():
     x = torch.randn(3, 6, 10, 10, dtype=torch.float64, generator=generator(1))
     circular = fft_conv_apply(x, lambda xf: w @ xf, padding=0)  # the orthogonal map on the torus, no crop
     assert torch.allclose(circular.flatten(1).norm(dim=1), x.flatten(1).norm(dim=1), rtol=1e-10)
+
+
+def test_the_spectrum_and_the_batched_product_match_torch():
+    kernel = torch.randn(5, 3, 3, 3, dtype=torch.float64, generator=generator())
+    reference = torch.fft.rfft2(kernel, s=(10, 10), norm="ortho").permute(2, 3, 0, 1).reshape(-1, 5, 3)
+    assert torch.allclose(frequency_batch(kernel, 10), reference, atol=1e-12)
+    a = torch.randn(7, 4, 3, dtype=torch.complex128, generator=generator(1), requires_grad=True)
+    b = torch.randn(7, 3, 5, dtype=torch.complex128, generator=generator(2), requires_grad=True)
+    target = torch.randn(7, 4, 5, dtype=torch.complex128, generator=generator(3))
+    ours = torch.autograd.grad((batched_product(a, b) * target).real.sum(), (a, b))
+    theirs = torch.autograd.grad((torch.bmm(a, b) * target).real.sum(), (a, b))
+    assert all(torch.allclose(x, y) for x, y in zip(ours, theirs))
 
 
 def test_bro_conv_eval_cache_matches_training_computation():

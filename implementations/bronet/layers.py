@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.lipschitz_torch import CachedWeight, fft_conv_apply, frequency_batch, rank_from_ratio
+from components.lipschitz_torch import CachedWeight, batched_product, fft_conv_apply, frequency_batch, rank_from_ratio
 
 
 def block_reflector(v: torch.Tensor, ridge: float = 1e-5) -> torch.Tensor:
@@ -73,13 +73,20 @@ class BROConv2d(CachedWeight):
         self.padding = kernel_size // 2
         self._size = None
 
-    def factors(self, size: int):
-        """(Ṽ (F, c, n), X (F, n, c)): the per-frequency factors of W̃ = I − 2ṼX on the size×size grid."""
+    def spectrum(self, size: int):
+        """(Ṽ (F, c, n), Ṽᴴ, ṼᴴṼ + δI): the per-frequency factors of W̃ on the size×size grid."""
         vf = frequency_batch(self.v, size)
-        gram = vf.mH @ vf
+        # a physical conjugate: a lazily conjugated operand makes bmm loop over the frequencies one by one
+        vh = torch.conj_physical(vf).mT
+        gram = batched_product(vh, vf)
         delta = self.ridge * gram.diagonal(dim1=-2, dim2=-1).real.mean(dim=-1, keepdim=True)
         eye = torch.eye(self.rank, dtype=vf.dtype, device=vf.device)
-        return vf, torch.linalg.solve(gram + delta[..., None] * eye, vf.mH)
+        return vf, vh, gram + delta[..., None] * eye
+
+    def factors(self, size: int):
+        """(Ṽ (F, c, n), X (F, n, c)): W̃ = I − 2ṼX on the size×size grid, X = (ṼᴴṼ + δI)⁻¹Ṽᴴ."""
+        vf, vh, gram = self.spectrum(size)
+        return vf, torch.linalg.solve(gram, vh)
 
     def compute_weight(self):
         vf, x = self.factors(self._size)
@@ -93,8 +100,10 @@ class BROConv2d(CachedWeight):
     def forward(self, x):
         size = x.shape[-1] + 2 * self.padding
         if self.training:
-            vf, solved = self.factors(size)
-            z = fft_conv_apply(x, lambda xf: xf - 2.0 * (vf @ (solved @ xf)), self.padding)
+            vf, vh, gram = self.spectrum(size)
+            # z̃ = x̃ − 2Ṽ (ṼᴴṼ + δI)⁻¹ Ṽᴴx̃: one batched solve with the batch as right-hand sides, no c×c matrix
+            z = fft_conv_apply(
+                x, lambda xf: xf - 2.0 * batched_product(vf, torch.linalg.solve(gram, batched_product(vh, xf))), self.padding)
         else:
             if self._size != size:
                 self._cache, self._size = None, size

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.lipschitz_torch import CachedWeight, fft_conv_apply, frequency_batch
+from components.lipschitz_torch import CachedWeight, batched_product, fft_conv_apply, frequency_batch
 
 
 def _skew(p: torch.Tensor) -> torch.Tensor:
@@ -69,7 +69,8 @@ class CayleyConv2d(CachedWeight):
         if self._size != size:
             self._cache, self._size = None, size
         w = self.weight()
-        return fft_conv_apply(x, lambda xf: w @ xf, self.padding) + self.bias[:, None, None]
+        # the same batched, physically conjugated per-frequency product as BRO's (a fair comparison)
+        return fft_conv_apply(x, lambda xf: batched_product(w, xf), self.padding) + self.bias[:, None, None]
 
 
 class SOCLinear(CachedWeight):

@@ -36,7 +36,7 @@ from components.lipschitz_torch import (  # noqa: E402
     margin_loss,
     rank_from_ratio,
 )
-from implementations.bronet import BRONet, BROConv2d, BROLinear, block_reflector  # noqa: E402
+from implementations.bronet import BRONet, BROConv2d, BROConv2dStride2, BROLinear, block_reflector  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -141,6 +141,14 @@ def test_convolutions_are_one_lipschitz_on_random_pairs(family):
     x, y = (torch.randn(32, 6, 8, 8, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
     assert float(ratios(layer, x, y).max()) <= layer.lipschitz_bound * (1 + 1e-9)
     assert operator_norm(layer, (6, 8, 8)) <= layer.lipschitz_bound * (1 + 1e-9)
+
+
+def test_bro_stride_two_halves_the_size_and_stays_one_lipschitz():
+    layer = BROConv2dStride2(3, 3, generator=generator()).double().eval()
+    x, y = (torch.randn(16, 3, 8, 8, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
+    assert layer(x).shape == (16, 12, 4, 4)
+    assert float(ratios(layer, x, y).max()) <= 1 + 1e-9
+    assert operator_norm(layer, (3, 8, 8)) <= 1 + 1e-9
 
 
 def test_cayley_and_soc_convolutions_preserve_norms():

@@ -49,6 +49,20 @@ class BROLinear(CachedWeight):
         return F.linear(x, self.weight(), self.bias)
 
 
+class BROConv2dStride2(nn.Module):
+    """BRO's stride-2 convolution: pixel-unshuffle (b, c, 2h, 2w) → (b, 4c, h, w), an orthogonal
+    permutation, then :class:`BROConv2d` on the 4c channels."""
+
+    lipschitz_bound = 1.0
+
+    def __init__(self, channels: int, kernel_size: int = 3, **bro):
+        super().__init__()
+        self.conv = BROConv2d(4 * channels, kernel_size, **bro)
+
+    def forward(self, x):
+        return self.conv(F.pixel_unshuffle(x, 2))
+
+
 class BROConv2d(CachedWeight):
     """The BRO convolution, c → c channels, k×k kernel V of rank n, same output size, via the FFT.
 

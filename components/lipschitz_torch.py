@@ -178,6 +178,16 @@ class ChannelLift(nn.Module):
         return F.pad(x, (0, 0, 0, 0, 0, self.extra))
 
 
+class NormPool(nn.Module):
+    """2×2 sum pooling divided by 2: each output is (x₁ + x₂ + x₃ + x₄)/2, so ‖out‖ ≤ ‖x‖ (Cauchy–Schwarz),
+    with equality on block-constant images; a 1-Lipschitz linear map that quarters the size."""
+
+    lipschitz_bound = 1.0
+
+    def forward(self, x):
+        return 2.0 * F.avg_pool2d(x, 2)
+
+
 class LLNHead(nn.Module):
     """Last-layer normalisation: a linear head whose rows are divided by their norms (bias kept)."""
 
@@ -199,7 +209,8 @@ class LipschitzNet(nn.Module):
     ``arch="dense"``: flatten → ``depth`` dense layers of ``width`` (the first maps the
     input dimension to ``width``) each followed by MinMax → head. ``arch="conv"``: the
     channels zero-padded to ``channels`` (an isometry) → ``depth`` convolutions (k×k, same
-    size) each followed by MinMax → flatten → one dense layer to ``width`` + MinMax → head.
+    size) each followed by MinMax → :class:`NormPool` (2×2, 1-Lipschitz) → flatten → one
+    dense layer to ``width`` + MinMax → head.
     Inputs are shifted by −0.5 first (BRONet's only normalisation: a translation, which
     changes no Lipschitz constant).
 
@@ -239,7 +250,10 @@ class LipschitzNet(nn.Module):
                 layer = conv(channels)
                 layers += [layer, MinMax()]
                 self._affine.append((layer, (channels, h, w)))
-            layers.append(nn.Flatten())
+            pool = NormPool()
+            layers += [pool, nn.Flatten()]
+            self._affine.append((pool, (channels, h, w)))
+            h, w = h // 2, w // 2
             layer = dense(channels * h * w, width)
             layers += [layer, MinMax()]
             self._affine.append((layer, (channels * h * w,)))

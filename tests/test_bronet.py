@@ -110,6 +110,9 @@ def test_bro_conv_eval_cache_matches_training_computation():
     layer = BROConv2d(4, 3, generator=generator()).double()
     x = torch.randn(2, 4, 8, 8, dtype=torch.float64, generator=generator(2))
     trained = layer(x)
+    # a batch above twice the width takes the formed-W̃ path: the same map
+    large = torch.cat([x] * 5)
+    assert torch.allclose(layer(large)[:2], trained, atol=1e-10)
     layer.eval()
     assert torch.allclose(layer(x), trained, atol=1e-10)
     assert layer._cache is not None  # cached, detached

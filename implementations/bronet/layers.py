@@ -103,8 +103,9 @@ class BROConv2d(CachedWeight):
         return vf, torch.linalg.solve(gram, vh)
 
     def compute_weight(self):
-        vf, x = self.factors(self._size)
-        return torch.eye(self.channels, dtype=vf.dtype, device=vf.device) - 2.0 * (vf @ x)
+        vf, vh, gram = self.spectrum(self._size)
+        eye = torch.eye(self.channels, dtype=vf.dtype, device=vf.device)
+        return eye - 2.0 * batched_product(vf, torch.linalg.solve(gram, vh))
 
     def unitary(self, size: int):
         """The per-frequency unitary matrices W̃ (F, c, c) on the size×size padded grid."""
@@ -113,11 +114,16 @@ class BROConv2d(CachedWeight):
 
     def forward(self, x):
         size = x.shape[-1] + 2 * self.padding
-        if self.training:
+        if self.training and x.shape[0] <= 2 * self.channels:
             vf, vh, gram = self.spectrum(size)
             # z̃ = x̃ − 2Ṽ (ṼᴴṼ + δI)⁻¹ Ṽᴴx̃: one batched solve with the batch as right-hand sides, no c×c matrix
             z = fft_conv_apply(
                 x, lambda xf: xf - 2.0 * batched_product(vf, torch.linalg.solve(gram, batched_product(vh, xf))), self.padding)
+        elif self.training:
+            # a batch much larger than the width: forming W̃ (F, c, c) once costs fewer flops than the low-rank update
+            self._size = size
+            w = self.compute_weight()
+            z = fft_conv_apply(x, lambda xf: batched_product(w, xf), self.padding)
         else:
             if self._size != size:
                 self._cache, self._size = None, size

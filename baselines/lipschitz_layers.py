@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.lipschitz_torch import CachedWeight, batched_product, fft_conv_apply, frequency_batch
+from components.lipschitz_torch import CachedWeight, batched_product, batched_solve, fft_conv_apply, frequency_batch
 
 
 def _skew(p: torch.Tensor) -> torch.Tensor:
@@ -29,7 +29,10 @@ def _skew(p: torch.Tensor) -> torch.Tensor:
 def cayley(a: torch.Tensor) -> torch.Tensor:
     """(I + A)⁻¹(I − A) for skew-symmetric (skew-Hermitian) A, batched over leading dimensions."""
     eye = torch.eye(a.shape[-1], dtype=a.dtype, device=a.device)
-    return torch.linalg.solve(eye + a, eye - a)
+    if a.dim() == 2:
+        return torch.linalg.solve(eye + a, eye - a)
+    # per frequency: the same batched solve as BRO's (one thread, physically conjugated backward)
+    return batched_solve(eye + a, (eye - a).contiguous())
 
 
 class CayleyLinear(CachedWeight):

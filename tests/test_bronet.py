@@ -31,6 +31,7 @@ from baselines.lipschitz_layers import (  # noqa: E402  (needs torch)
 from components.lipschitz_torch import (  # noqa: E402
     MinMax,
     batched_product,
+    batched_solve,
     fft_conv_apply,
     frequency_batch,
     margin_loss,
@@ -103,6 +104,12 @@ def test_the_spectrum_and_the_batched_product_match_torch():
     target = torch.randn(7, 4, 5, dtype=torch.complex128, generator=generator(3))
     ours = torch.autograd.grad((batched_product(a, b) * target).real.sum(), (a, b))
     theirs = torch.autograd.grad((torch.bmm(a, b) * target).real.sum(), (a, b))
+    assert all(torch.allclose(x, y) for x, y in zip(ours, theirs))
+    m = torch.randn(7, 3, 3, dtype=torch.complex128, generator=generator(4)) + 3 * torch.eye(3)
+    m.requires_grad_(True)
+    rhs = torch.randn(7, 3, 5, dtype=torch.complex128, generator=generator(5), requires_grad=True)
+    ours = torch.autograd.grad((batched_solve(m, rhs) * target[:, :3]).real.sum(), (m, rhs))
+    theirs = torch.autograd.grad((torch.linalg.solve(m, rhs) * target[:, :3]).real.sum(), (m, rhs))
     assert all(torch.allclose(x, y) for x, y in zip(ours, theirs))
 
 

@@ -11,7 +11,14 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from components.lipschitz_torch import CachedWeight, batched_product, fft_conv_apply, frequency_batch, rank_from_ratio
+from components.lipschitz_torch import (
+    CachedWeight,
+    batched_product,
+    batched_solve,
+    fft_conv_apply,
+    frequency_batch,
+    rank_from_ratio,
+)
 
 
 def block_reflector(v: torch.Tensor, ridge: float = 1e-5) -> torch.Tensor:
@@ -105,7 +112,7 @@ class BROConv2d(CachedWeight):
     def compute_weight(self):
         vf, vh, gram = self.spectrum(self._size)
         eye = torch.eye(self.channels, dtype=vf.dtype, device=vf.device)
-        return eye - 2.0 * batched_product(vf, torch.linalg.solve(gram, vh))
+        return eye - 2.0 * batched_product(vf, batched_solve(gram, vh.contiguous()))
 
     def unitary(self, size: int):
         """The per-frequency unitary matrices W̃ (F, c, c) on the size×size padded grid."""
@@ -118,7 +125,7 @@ class BROConv2d(CachedWeight):
             vf, vh, gram = self.spectrum(size)
             # z̃ = x̃ − 2Ṽ (ṼᴴṼ + δI)⁻¹ Ṽᴴx̃: one batched solve with the batch as right-hand sides, no c×c matrix
             z = fft_conv_apply(
-                x, lambda xf: xf - 2.0 * batched_product(vf, torch.linalg.solve(gram, batched_product(vh, xf))), self.padding)
+                x, lambda xf: xf - 2.0 * batched_product(vf, batched_solve(gram, batched_product(vh, xf))), self.padding)
         elif self.training:
             # a batch much larger than the width: forming W̃ (F, c, c) once costs fewer flops than the low-rank update
             self._size = size

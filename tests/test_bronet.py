@@ -1,0 +1,273 @@
+"""robustness.certified: BRO and the other Lipschitz layers' properties, the certificate's formulas and checks, the loader."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from harness.tasks.base import Context
+from harness.tasks.robustness.certified import (
+    TASK,
+    CertificateViolation,
+    certified_radii,
+    digits_certified,
+    empirical_lipschitz,
+    lipschitz_bound,
+    operator_norm,
+)
+
+torch = pytest.importorskip("torch")
+
+from baselines.lipschitz_layers import (  # noqa: E402  (needs torch)
+    AOLConv2d,
+    AOLLinear,
+    CayleyConv2d,
+    CayleyLinear,
+    SOCConv2d,
+    SOCLinear,
+    series_tail,
+)
+from components.lipschitz_torch import (  # noqa: E402
+    MinMax,
+    batched_product,
+    batched_solve,
+    fft_conv_apply,
+    frequency_batch,
+    margin_loss,
+    rank_from_ratio,
+)
+from implementations.bronet import BRONet, BROConv2d, BROConv2dStride2, BROLinear, block_reflector  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+DENSE = {"bro": BROLinear, "cayley": CayleyLinear, "soc": SOCLinear, "aol": AOLLinear}
+CONV = {"bro": BROConv2d, "cayley": CayleyConv2d, "soc": SOCConv2d, "aol": AOLConv2d}
+
+
+def generator(seed: int = 0):
+    return torch.Generator().manual_seed(seed)
+
+
+def ratios(layer, x, y):
+    """‖layer(x) − layer(y)‖ / ‖x − y‖ per pair."""
+    with torch.no_grad():
+        return ((layer(x) - layer(y)).flatten(1).norm(dim=1) / (x - y).flatten(1).norm(dim=1))
+
+
+# --------------------------------------------------------------------------- BRO
+
+
+def test_block_reflector_is_orthogonal_symmetric_and_an_involution():
+    v = torch.randn(12, 5, dtype=torch.float64, generator=generator())
+    w = block_reflector(v, ridge=1e-14)
+    eye = torch.eye(12, dtype=torch.float64)
+    assert float((w.T @ w - eye).norm()) < 1e-10
+    assert float((w - w.T).norm()) < 1e-12
+    assert float((w @ w - eye).norm()) < 1e-10  # W² = I
+    eigenvalues = torch.linalg.eigvalsh(w)
+    assert int((eigenvalues < 0).sum()) == 5 and torch.allclose(eigenvalues.abs(), torch.ones(12, dtype=torch.float64))
+
+
+def test_the_ridge_keeps_the_norm_at_most_one():
+    # nearly rank-deficient V: without δ the solve blows up; with it every eigenvalue stays in [-1, 1]
+    v = torch.randn(8, 4, dtype=torch.float64, generator=generator())
+    v[:, 3] = v[:, 2] * (1 + 1e-13)
+    w = block_reflector(v, ridge=1e-5)
+    assert torch.isfinite(w).all() and float(torch.linalg.matrix_norm(w, ord=2)) <= 1 + 1e-12
+
+
+def test_rank_mapping_keeps_the_rank_below_the_width():
+    assert rank_from_ratio(64, 1.0) == 63 and rank_from_ratio(64, 0.5) == 32 and rank_from_ratio(64, 0.125) == 8
+    with pytest.raises(ValueError, match="rank_ratio must be in"):
+        rank_from_ratio(64, 0.0)
+
+
+def test_bro_conv_is_unitary_per_frequency_and_norm_preserving_on_the_torus():
+    layer = BROConv2d(6, 3, rank_ratio=0.5, ridge=1e-13, init_noise=0.5, generator=generator()).double().eval()
+    w = layer.unitary(10)  # (F, c, c) on the 10×10 grid
+    eye = torch.eye(6, dtype=w.dtype)
+    w = w.detach()
+    assert float((w.mH @ w - eye).abs().max()) < 1e-9
+    assert float((w @ w - eye).abs().max()) < 1e-9  # the per-frequency reflector is an involution too
+    x = torch.randn(3, 6, 10, 10, dtype=torch.float64, generator=generator(1))
+    circular = fft_conv_apply(x, lambda xf: w @ xf, padding=0)  # the orthogonal map on the torus, no crop
+    assert torch.allclose(circular.flatten(1).norm(dim=1), x.flatten(1).norm(dim=1), rtol=1e-10)
+
+
+def test_the_spectrum_and_the_batched_product_match_torch():
+    kernel = torch.randn(5, 3, 3, 3, dtype=torch.float64, generator=generator())
+    reference = torch.fft.rfft2(kernel, s=(10, 10), norm="ortho").permute(2, 3, 0, 1).reshape(-1, 5, 3)
+    assert torch.allclose(frequency_batch(kernel, 10), reference, atol=1e-12)
+    a = torch.randn(7, 4, 3, dtype=torch.complex128, generator=generator(1), requires_grad=True)
+    b = torch.randn(7, 3, 5, dtype=torch.complex128, generator=generator(2), requires_grad=True)
+    target = torch.randn(7, 4, 5, dtype=torch.complex128, generator=generator(3))
+    ours = torch.autograd.grad((batched_product(a, b) * target).real.sum(), (a, b))
+    theirs = torch.autograd.grad((torch.bmm(a, b) * target).real.sum(), (a, b))
+    assert all(torch.allclose(x, y) for x, y in zip(ours, theirs))
+    m = torch.randn(7, 3, 3, dtype=torch.complex128, generator=generator(4)) + 3 * torch.eye(3)
+    m.requires_grad_(True)
+    rhs = torch.randn(7, 3, 5, dtype=torch.complex128, generator=generator(5), requires_grad=True)
+    ours = torch.autograd.grad((batched_solve(m, rhs) * target[:, :3]).real.sum(), (m, rhs))
+    theirs = torch.autograd.grad((torch.linalg.solve(m, rhs) * target[:, :3]).real.sum(), (m, rhs))
+    assert all(torch.allclose(x, y) for x, y in zip(ours, theirs))
+
+
+def test_bro_conv_eval_cache_matches_training_computation():
+    layer = BROConv2d(4, 3, generator=generator()).double()
+    x = torch.randn(2, 4, 8, 8, dtype=torch.float64, generator=generator(2))
+    trained = layer(x)
+    # a batch above twice the width takes the formed-W̃ path: the same map
+    large = torch.cat([x] * 5)
+    assert torch.allclose(layer(large)[:2], trained, atol=1e-10)
+    layer.eval()
+    assert torch.allclose(layer(x), trained, atol=1e-10)
+    assert layer._cache is not None  # cached, detached
+    layer.train()
+    assert layer._cache is None
+
+
+# --------------------------------------------------------------------------- every family
+
+
+@pytest.mark.parametrize("family", sorted(DENSE))
+def test_dense_layers_are_one_lipschitz_and_the_orthogonal_ones_orthogonal(family):
+    layer = DENSE[family](16, 16, generator=generator()).double().eval()
+    w = layer.weight()
+    if family != "aol":
+        ridge_free = (block_reflector(layer.v, 1e-14) if family == "bro" else w).detach()
+        assert float((ridge_free.T @ ridge_free - torch.eye(16, dtype=w.dtype)).norm()) < 1e-10
+    x, y = (torch.randn(64, 16, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
+    assert float(ratios(layer, x, y).max()) <= 1 + 1e-9
+    assert operator_norm(layer, (16,)) <= 1 + 1e-9
+    # a non-square slice keeps orthonormal rows (or columns): still 1-Lipschitz
+    wide = DENSE[family](24, 10, generator=generator()).double().eval()
+    assert operator_norm(wide, (24,)) <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("family", sorted(CONV))
+def test_convolutions_are_one_lipschitz_on_random_pairs(family):
+    layer = CONV[family](6, 3, generator=generator()).double().eval()
+    x, y = (torch.randn(32, 6, 8, 8, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
+    assert float(ratios(layer, x, y).max()) <= layer.lipschitz_bound * (1 + 1e-9)
+    assert operator_norm(layer, (6, 8, 8)) <= layer.lipschitz_bound * (1 + 1e-9)
+
+
+def test_bro_stride_two_halves_the_size_and_stays_one_lipschitz():
+    layer = BROConv2dStride2(3, 3, generator=generator()).double().eval()
+    x, y = (torch.randn(16, 3, 8, 8, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
+    assert layer(x).shape == (16, 12, 4, 4)
+    assert float(ratios(layer, x, y).max()) <= 1 + 1e-9
+    assert operator_norm(layer, (3, 8, 8)) <= 1 + 1e-9
+
+
+def test_cayley_and_soc_convolutions_preserve_norms():
+    # Cayley on the torus (no crop) and SOC with zero padding are orthogonal maps
+    cayley = CayleyConv2d(4, 3, generator=generator()).double().eval()
+    cayley._size = 8
+    w = cayley.compute_weight()
+    x = torch.randn(3, 4, 8, 8, dtype=torch.float64, generator=generator(3))
+    assert torch.allclose(fft_conv_apply(x, lambda xf: w @ xf, 0).flatten(1).norm(dim=1), x.flatten(1).norm(dim=1))
+    soc = SOCConv2d(4, 3, generator=generator()).double().eval()
+    out = soc(x) - soc.bias[:, None, None]
+    assert torch.allclose(out.flatten(1).norm(dim=1), x.flatten(1).norm(dim=1), rtol=1e-8)
+    assert soc.lipschitz_bound == 1 + series_tail(12) and series_tail(12) < 1e-9
+
+
+def test_minmax_is_one_lipschitz():
+    x, y = (torch.randn(128, 8, dtype=torch.float64, generator=generator(s)) for s in (1, 2))
+    assert float(ratios(MinMax(), x, y).max()) <= 1 + 1e-12
+
+
+# --------------------------------------------------------------------------- losses
+
+
+def test_losses_by_hand():
+    logits = torch.tensor([[2.0, 0.0, -1.0]], dtype=torch.float64)
+    labels = torch.tensor([0])
+    t, xi, beta, alpha = 0.75, 2 * math.sqrt(2), 5.0, 0.25
+    shifted = (logits[0] - torch.tensor([xi, 0.0, 0.0], dtype=torch.float64)) / t
+    p = torch.softmax(shifted, 0)[0]
+    assert float(margin_loss(logits, labels, "ce")) == pytest.approx(-math.log(float(torch.softmax(logits[0], 0)[0])))
+    assert float(margin_loss(logits, labels, "ce-offset")) == pytest.approx(t * -math.log(float(p)))
+    assert float(margin_loss(logits, labels, "la")) == pytest.approx(t * alpha * (1 - float(p)) ** beta * -math.log(float(p)))
+    with pytest.raises(ValueError, match="loss must be one of"):
+        margin_loss(logits, labels, "hinge")
+
+
+# --------------------------------------------------------------------------- the certificate
+
+
+def test_radii_formulas_by_hand():
+    logits = np.array([[3.0, 1.0, 0.0], [0.0, 0.5, 2.0]])
+    # plain head: margin / (√2 L)
+    assert certified_radii(logits, 2.0, None) == pytest.approx([2.0 / (math.sqrt(2) * 2), 1.5 / (math.sqrt(2) * 2)])
+    # LLN head: min over j of (z_ŷ − z_j) / (L ‖w_ŷ − w_j‖)
+    w = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    expected0 = min(2.0 / math.sqrt(2), 3.0 / 2.0)
+    expected1 = min(2.0 / 2.0, 1.5 / math.sqrt(2))
+    assert certified_radii(logits, 1.0, w) == pytest.approx([expected0, expected1])
+    assert (certified_radii(logits, math.inf, w) == 0).all()
+
+
+def test_the_certificate_inequality_holds_for_a_trained_bro_network():
+    # for every test point and perturbation δ with ‖δ‖ < R(x), the prediction does not change
+    context = Context(seed=0, split="test", dataset="digits-certified")
+    data = digits_certified(context, max_images=400, epochs=3, batch_size=64)
+    model = BRONet(width=32, depth=2).fit(data.train, context).double().eval()
+    x = torch.as_tensor(data.test_images, dtype=torch.float64)
+    bound, measured = lipschitz_bound(model)
+    assert bound == 1.0 and all(m <= 1 + 1e-6 for m in measured)
+    with torch.no_grad():
+        logits = model(x).numpy()
+    radii = certified_radii(logits, bound, model.head_weight().detach().numpy())
+    direction = torch.randn(x.shape, dtype=torch.float64, generator=generator(5))
+    direction /= direction.flatten(1).norm(dim=1)[:, None, None, None]
+    with torch.no_grad():
+        moved = model(x + 0.999 * torch.as_tensor(radii)[:, None, None, None] * direction).numpy()
+    assert (moved.argmax(1) == logits.argmax(1)).all()
+    assert empirical_lipschitz(model.embed, x, rng=np.random.default_rng(0)) <= bound * (1 + 1e-6)
+
+
+def test_a_layer_that_lies_about_its_bound_fails_the_cell():
+    context = Context(seed=0, split="val", dataset="digits-certified")
+    data = digits_certified(context, max_images=300, epochs=1, batch_size=64)
+
+    class Inflated(BROLinear):
+        def compute_weight(self):
+            return 1.5 * super().compute_weight()  # still declares lipschitz_bound = 1
+
+    class Liar(BRONet):
+        def fit(self, train, context):
+            model = super().fit(train, context)
+            model.body[1].__class__ = Inflated
+            return model
+
+    with pytest.raises(CertificateViolation, match="declares a Lipschitz bound 1 but power iteration measures 1\\.49"):
+        TASK.evaluate(Liar(width=16, depth=2), data, context)
+
+
+# --------------------------------------------------------------------------- loader and task
+
+
+def test_the_seed_draws_the_partition_and_splits_share_it():
+    a = digits_certified(Context(seed=0, split="val", dataset="digits-certified"))
+    b = digits_certified(Context(seed=0, split="test", dataset="digits-certified"))
+    c = digits_certified(Context(seed=1, split="test", dataset="digits-certified"))
+    assert np.array_equal(a.train.labels, b.train.labels) and np.array_equal(a.test_images, b.test_images)
+    assert not np.array_equal(a.train.labels, c.train.labels)
+    n = len(a.train.labels) + len(a.val_labels) + len(a.test_labels)
+    assert n == 1797 and 0.0 <= a.train.images.min() and a.train.images.max() <= 1.0
+    assert a.train.images.shape[1:] == (1, 8, 8) and a.train.classes == 10
+    with pytest.raises(ValueError, match="the budget needs epochs"):
+        digits_certified(Context(seed=0), epochs=0)
+
+
+def test_the_unconstrained_network_gets_no_certificate():
+    from baselines.lipschitz import UnconstrainedNet
+
+    context = Context(seed=0, split="val", dataset="digits-certified")
+    data = digits_certified(context, max_images=300, epochs=2, batch_size=64)
+    scores = TASK.evaluate(UnconstrainedNet(width=16, depth=2), data, context)
+    assert scores["certified_accuracy_36"] == 0 and scores["average_certified_radius"] == 0
+    assert scores["empirical_lipschitz_ratio"] == 0 and scores["clean_accuracy"] > 10

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -183,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted; finished cells are saved and a new `harness run` resumes", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # the reader went away (`harness list | head`): stop quietly, as other Unix tools do,
+        # and keep Python from reporting the same broken pipe again when it flushes at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
 
 
 def _load(paths: list[Path], profile: str):

@@ -267,7 +267,122 @@ def test_the_unconstrained_network_gets_no_certificate():
     from baselines.lipschitz import UnconstrainedNet
 
     context = Context(seed=0, split="val", dataset="digits-certified")
-    data = digits_certified(context, max_images=300, epochs=2, batch_size=64)
+    # 20 epochs: after 2 (six steps) the net still predicted one class, exactly chance
+    data = digits_certified(context, max_images=300, epochs=20, batch_size=64)
     scores = TASK.evaluate(UnconstrainedNet(width=16, depth=2), data, context)
     assert scores["certified_accuracy_36"] == 0 and scores["average_certified_radius"] == 0
-    assert scores["empirical_lipschitz_ratio"] == 0 and scores["clean_accuracy"] > 10
+    assert scores["empirical_lipschitz_ratio"] == 0 and scores["clean_accuracy"] > 30  # it learned: chance is 10
+
+
+# --------------------------------------------------------------------------- real data from --data-dir
+
+
+def test_cifar_is_read_from_its_pickle_layout_and_the_seed_draws_the_validation_split(tmp_path):
+    from harness.tasks.robustness.certified import cifar10_certified, cifar100_certified
+    from harness.tasks.robustness.images import write_cifar
+
+    write_cifar(tmp_path, "cifar10", train_per_class=10, test_per_class=4)
+    write_cifar(tmp_path, "cifar100", train_per_class=2, test_per_class=1)
+    a = cifar10_certified(Context(seed=0, split="val", dataset="cifar10-certified"), root=str(tmp_path), val_fraction=0.2)
+    b = cifar10_certified(Context(seed=0, split="test", dataset="cifar10-certified"), root=str(tmp_path), val_fraction=0.2)
+    c = cifar10_certified(Context(seed=1, split="test", dataset="cifar10-certified"), root=str(tmp_path), val_fraction=0.2)
+    assert a.train.images.shape == (80, 3, 32, 32) and a.val_images.shape == (20, 3, 32, 32)
+    assert a.test_images.shape == (40, 3, 32, 32) and a.train.classes == 10
+    assert a.train.images.dtype == np.float32 and 0.0 <= a.train.images.min() and a.train.images.max() <= 1.0
+    assert np.array_equal(a.train.images, b.train.images) and np.array_equal(a.val_labels, b.val_labels)
+    assert not np.array_equal(a.val_images, c.val_images)
+    assert np.bincount(a.val_labels, minlength=10).tolist() == [2] * 10  # stratified
+    # the writer ties brightness to the class, so images and labels stayed together through the pickle
+    brightness = a.train.images.mean(axis=(1, 2, 3))
+    assert np.all(np.diff([brightness[a.train.labels == k].mean() for k in range(10)]) > 0)
+    small = cifar10_certified(Context(seed=0, split="test", dataset="cifar10-certified"), root=str(tmp_path),
+                              val_fraction=0.2, max_train=50, max_test=20)
+    assert len(small.train.labels) + len(small.val_labels) == 50 and len(small.test_labels) == 20
+    with pytest.raises(ValueError, match="val_fraction 0.2 of 40 training images leaves fewer than one image per class"):
+        cifar10_certified(Context(seed=0, split="test", dataset="cifar10-certified"), root=str(tmp_path),
+                          val_fraction=0.2, max_train=40)
+    eight = cifar10_certified(Context(seed=0, split="test", dataset="cifar10-certified"), root=str(tmp_path),
+                              val_fraction=0.2, image_size=8)
+    assert eight.train.images.shape == (80, 3, 8, 8)
+    assert np.allclose(eight.train.images[0, 1, 2, 3], a.train.images[0, 1, 8:12, 12:16].mean(), atol=1e-6)
+    with pytest.raises(ValueError, match="image_size must divide 32"):
+        cifar10_certified(Context(seed=0), root=str(tmp_path), image_size=12)
+    hundred = cifar100_certified(Context(seed=0, split="test", dataset="cifar100-certified"), root=str(tmp_path),
+                                 val_fraction=0.5)
+    assert hundred.train.classes == 100 and len(hundred.test_labels) == 100
+    assert TASK.chance("cifar100-certified", {}) == {"clean_accuracy": 1.0}
+
+
+def test_missing_or_broken_cifar_files_are_named(tmp_path):
+    import pickle
+
+    from harness.tasks.base import DataError, DataUnavailable
+    from harness.tasks.robustness.certified import cifar10_certified
+    from harness.tasks.robustness.images import write_cifar
+
+    context = Context(seed=0, split="test", dataset="cifar10-certified")
+    with pytest.raises(DataUnavailable, match="pass --data-dir DIR"):
+        cifar10_certified(context)
+    with pytest.raises(DataUnavailable, match="no folder .*cifar-10-batches-py"):
+        cifar10_certified(context, root=str(tmp_path))
+    folder = write_cifar(tmp_path, "cifar10", train_per_class=4, test_per_class=2) / "cifar-10-batches-py"
+    (folder / "data_batch_3").write_bytes(b"not a pickle")
+    with pytest.raises(DataError, match="data_batch_3: not a readable pickle"):
+        cifar10_certified(context, root=str(tmp_path))
+    with open(folder / "data_batch_3", "wb") as handle:
+        pickle.dump({b"data": np.zeros((4, 100), np.uint8), b"labels": [0, 1, 2, 3]}, handle)
+    with pytest.raises(DataError, match=r"data_batch_3: b'data' is uint8 of shape \(4, 100\); expected uint8 of shape \(n, 3072\)"):
+        cifar10_certified(context, root=str(tmp_path))
+    with open(folder / "data_batch_3", "wb") as handle:
+        pickle.dump({b"data": np.zeros((2, 3072), np.uint8), b"fine_labels": [0, 1]}, handle)
+    with pytest.raises(DataError, match="expected a dict with keys b'data' and b'labels'; found keys data, fine_labels"):
+        cifar10_certified(context, root=str(tmp_path))
+    (folder / "data_batch_3").unlink()
+    with pytest.raises(DataError, match="data_batch_3: missing"):
+        cifar10_certified(context, root=str(tmp_path))
+
+
+def test_tiny_imagenet_is_read_from_its_folders_and_annotations(tmp_path):
+    from harness.tasks.base import DataError
+    from harness.tasks.robustness.certified import tiny_imagenet_certified
+    from harness.tasks.robustness.images import write_tiny_imagenet
+
+    write_tiny_imagenet(tmp_path, classes=4, train_per_class=5, val_per_class=3)
+    context = Context(seed=0, split="test", dataset="tiny-imagenet-certified")
+    data = tiny_imagenet_certified(context, root=str(tmp_path), classes=4, val_fraction=0.2)
+    assert data.train.images.shape == (16, 3, 64, 64) and data.val_images.shape == (4, 3, 64, 64)
+    assert data.test_images.shape == (12, 3, 64, 64) and data.train.classes == 4
+    # the writer ties brightness to the class: the val annotations map each test image to its class
+    brightness = data.test_images.mean(axis=(1, 2, 3))
+    assert np.all(np.diff([brightness[data.test_labels == k].mean() for k in range(4)]) > 0)
+    assert TASK.chance("tiny-imagenet-certified", {"classes": 4}) == {"clean_accuracy": 25.0}
+    with pytest.raises(DataError, match="holds 4 class folders with images; expected 200"):
+        tiny_imagenet_certified(context, root=str(tmp_path))
+    annotations = tmp_path / "tiny-imagenet-200" / "val" / "val_annotations.txt"
+    lines = annotations.read_text().splitlines()
+    annotations.write_text("\n".join([*lines[:2], "val_1.JPEG\tn99999999\t0\t0\t63\t63", *lines[3:]]) + "\n")
+    with pytest.raises(DataError, match="val_annotations.txt, line 3: class 'n99999999' has no folder"):
+        tiny_imagenet_certified(context, root=str(tmp_path), classes=4)
+    annotations.write_text("\n".join(lines) + "\n")
+    (tmp_path / "tiny-imagenet-200" / "train" / "n00000002" / "images" / "n00000002_1.JPEG").write_bytes(b"broken")
+    with pytest.raises(DataError, match="1 of the 20 image files .* cannot be used.*n00000002_1.JPEG"):
+        tiny_imagenet_certified(context, root=str(tmp_path), classes=4)
+
+
+@pytest.mark.parametrize("family", ["bro", "cayley", "soc", "aol"])
+def test_the_lipconvnet_layout_keeps_its_certificate(family):
+    from baselines.lipschitz import AOLNet, CayleyNet, SOCNet
+
+    cls = {"bro": BRONet, "cayley": CayleyNet, "soc": SOCNet, "aol": AOLNet}[family]
+    net = cls(arch="lipconvnet", channels=4, depth=1, stages=2, width=16).build(
+        (3, 8, 8), 10, torch.Generator().manual_seed(0)).double().eval()
+    x = torch.rand(6, 3, 8, 8, dtype=torch.float64)
+    assert net(x).shape == (6, 10) and net.embed(x).shape == (6, 16)
+    # lift, then per stage one conv and one stride-2 step on 4× the channels, then the dense layer
+    shapes = [shape for _, shape, _ in net.lipschitz_factors()]
+    assert shapes == [(3, 8, 8), (4, 8, 8), (4, 8, 8), (8, 4, 4), (8, 4, 4), (16 * 2 * 2,)]
+    bound, _ = lipschitz_bound(net)
+    assert bound <= 1.0 + 1e-6
+    assert empirical_lipschitz(net.embed, x, rng=np.random.default_rng(0), random_pairs=32, searched_pairs=4) <= bound + 1e-9
+    with pytest.raises(ValueError, match="3 stages halve the size 3 times; the input is 12×12"):
+        cls(arch="lipconvnet", channels=4, depth=1, stages=3).build((3, 12, 12), 10, torch.Generator().manual_seed(0))

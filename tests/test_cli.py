@@ -41,6 +41,16 @@ def test_list_names_task_and_origin(toy_env):
     assert any(l.startswith("toy_score") and "max ↑" in l for l in metrics.splitlines())
 
 
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`harness list | head -1`: the closed pipe ends the command quietly, as other Unix tools do."""
+    listing = subprocess.Popen([sys.executable, "-m", "harness.cli", "list"], cwd=ROOT, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, bufsize=0)
+    listing.stdout.read(1)
+    listing.stdout.close()  # the reader is gone before most of the listing is written
+    stderr = listing.stderr.read().decode()
+    assert listing.wait(timeout=60) in (0, 141) and "Traceback" not in stderr, stderr
+
+
 def test_quick_run_end_to_end(toy_env, write_spec, tmp_path):
     spec = write_spec(TOY_SPEC)
     out = tmp_path / "out"

@@ -12,10 +12,10 @@ from components.lipschitz import LA_DEFAULTS, LipschitzClassifier
 class CayleyNet(LipschitzClassifier):
     """Cayley orthogonal layers: dense W = (I + A)⁻¹(I − A), the convolution per frequency (Trockman & Kolter 2021)."""
 
-    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16,
+    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5,
                  head: str = "lln", loss: str = "la", la_temperature: float = 0.75,
                  la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0, la_alpha: float = 0.25):
-        super().__init__(arch=arch, width=width, depth=depth, channels=channels, head=head, loss=loss,
+        super().__init__(arch=arch, width=width, depth=depth, channels=channels, stages=stages, head=head, loss=loss,
                          la_temperature=la_temperature, la_offset=la_offset, la_exponent=la_exponent, la_alpha=la_alpha)
         self.kernel_size = int(kernel_size)
 
@@ -30,10 +30,10 @@ class SOCNet(LipschitzClassifier):
     """Skew-orthogonal layers: dense exp(A − Aᵀ), the convolution as a truncated exponential series (Singla & Feizi 2021)."""
 
     def __init__(self, *, kernel_size: int = 3, train_terms: int = 6, eval_terms: int = 12, arch: str = "dense",
-                 width: int = 64, depth: int = 4, channels: int = 16, head: str = "lln", loss: str = "la",
+                 width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5, head: str = "lln", loss: str = "la",
                  la_temperature: float = 0.75, la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0,
                  la_alpha: float = 0.25):
-        super().__init__(arch=arch, width=width, depth=depth, channels=channels, head=head, loss=loss,
+        super().__init__(arch=arch, width=width, depth=depth, channels=channels, stages=stages, head=head, loss=loss,
                          la_temperature=la_temperature, la_offset=la_offset, la_exponent=la_exponent, la_alpha=la_alpha)
         self.kernel_size, self.train_terms, self.eval_terms = int(kernel_size), int(train_terms), int(eval_terms)
 
@@ -48,10 +48,10 @@ class SOCNet(LipschitzClassifier):
 class AOLNet(LipschitzClassifier):
     """Almost-orthogonal layers: W·diag(Σⱼ|WᵀW|ᵢⱼ)^(-1/2) (Prach & Lampert 2022)."""
 
-    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16,
+    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5,
                  head: str = "lln", loss: str = "la", la_temperature: float = 0.75,
                  la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0, la_alpha: float = 0.25):
-        super().__init__(arch=arch, width=width, depth=depth, channels=channels, head=head, loss=loss,
+        super().__init__(arch=arch, width=width, depth=depth, channels=channels, stages=stages, head=head, loss=loss,
                          la_temperature=la_temperature, la_offset=la_offset, la_exponent=la_exponent, la_alpha=la_alpha)
         self.kernel_size = int(kernel_size)
 
@@ -67,10 +67,10 @@ class UnconstrainedNet(LipschitzClassifier):
 
     certified = False
 
-    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16,
+    def __init__(self, *, kernel_size: int = 3, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5,
                  head: str = "lln", loss: str = "ce", la_temperature: float = 0.75,
                  la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0, la_alpha: float = 0.25):
-        super().__init__(arch=arch, width=width, depth=depth, channels=channels, head=head, loss=loss,
+        super().__init__(arch=arch, width=width, depth=depth, channels=channels, stages=stages, head=head, loss=loss,
                          la_temperature=la_temperature, la_offset=la_offset, la_exponent=la_exponent, la_alpha=la_alpha)
         self.kernel_size = int(kernel_size)
 

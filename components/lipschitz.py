@@ -20,7 +20,8 @@ class LipschitzClassifier:
     """Base of the methods of ``robustness.certified``: a :class:`components.lipschitz_torch.LipschitzNet`
     of the family's layers, trained on the task's budget; :meth:`fit` returns the model.
 
-    Common parameters: ``arch`` (dense | conv), ``width``, ``depth``, ``channels`` (conv),
+    Common parameters: ``arch`` (dense | conv | lipconvnet), ``width``, ``depth``, ``channels``
+    (conv, lipconvnet: the first stage's), ``stages`` (lipconvnet),
     ``head`` (lln | plain), ``loss`` (ce | ce-offset | la) and the loss's
     ``la_temperature`` T, ``la_offset`` ξ, ``la_exponent`` β and ``la_alpha`` α (LipConvNet's
     defaults, used by ``ce-offset`` too for T and ξ). A subclass provides :meth:`layers`.
@@ -28,10 +29,11 @@ class LipschitzClassifier:
 
     certified = True
 
-    def __init__(self, *, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16,
+    def __init__(self, *, arch: str = "dense", width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5,
                  head: str = "lln", loss: str = "la", la_temperature: float = 0.75,
                  la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0, la_alpha: float = 0.25):
         self.arch, self.width, self.depth, self.channels, self.head = arch, int(width), int(depth), int(channels), head
+        self.stages = int(stages)
         self.loss = loss
         self.la_temperature, self.la_offset = float(la_temperature), float(la_offset)
         self.la_exponent, self.la_alpha = float(la_exponent), float(la_alpha)
@@ -45,7 +47,7 @@ class LipschitzClassifier:
 
         dense, conv = self.layers(generator)
         return LipschitzNet(dense=dense, conv=conv, input_shape=input_shape, classes=classes, arch=self.arch,
-                            width=self.width, depth=self.depth, channels=self.channels, head=self.head,
+                            width=self.width, depth=self.depth, channels=self.channels, stages=self.stages, head=self.head,
                             certified=self.certified, generator=generator)
 
     def fit(self, train: "TrainingSet", context: "Context"):

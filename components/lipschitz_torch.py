@@ -229,6 +229,23 @@ class NormPool(nn.Module):
         return 2.0 * F.avg_pool2d(x, 2)
 
 
+class Downsample(nn.Module):
+    """LipConvNet's stride-2 step: pixel-unshuffle (B, C, 2h, 2w) → (B, 4C, h, w), an orthogonal
+    permutation; the family's convolution on the 4C channels; then the first ``keep`` channels,
+    a projection. Its Lipschitz bound is the convolution's (both other maps have norm 1)."""
+
+    def __init__(self, conv: nn.Module, keep: int):
+        super().__init__()
+        self.conv, self.keep = conv, int(keep)
+
+    @property
+    def lipschitz_bound(self):
+        return getattr(self.conv, "lipschitz_bound", None)
+
+    def forward(self, x):
+        return self.conv(F.pixel_unshuffle(x, 2))[:, : self.keep]
+
+
 class LLNHead(nn.Module):
     """Last-layer normalisation: a linear head whose rows are divided by their norms (bias kept)."""
 
@@ -251,7 +268,11 @@ class LipschitzNet(nn.Module):
     input dimension to ``width``) each followed by MinMax → head. ``arch="conv"``: the
     channels zero-padded to ``channels`` (an isometry) → ``depth`` convolutions (k×k, same
     size) each followed by MinMax → :class:`NormPool` (2×2, 1-Lipschitz) → flatten → one
-    dense layer to ``width`` + MinMax → head.
+    dense layer to ``width`` + MinMax → head. ``arch="lipconvnet"`` (LipConvNet's layout, the
+    paper's CIFAR backbone): the channels zero-padded to ``channels`` → ``stages`` stages, each
+    ``depth`` convolutions + MinMax and then a :class:`Downsample` (half the size, twice the
+    channels) + MinMax → flatten → one dense layer to ``width`` + MinMax → head; the image
+    side must be divisible by 2^``stages``.
     Inputs are shifted by −0.5 first (BRONet's only normalisation: a translation, which
     changes no Lipschitz constant).
 
@@ -266,14 +287,14 @@ class LipschitzNet(nn.Module):
 
     def __init__(self, *, dense: Callable[[int, int], nn.Module], conv: Callable[[int], nn.Module] | None,
                  input_shape: tuple[int, int, int], classes: int, arch: str = "dense", width: int = 64,
-                 depth: int = 4, channels: int = 16, head: str = "lln", certified: bool = True,
+                 depth: int = 4, channels: int = 16, stages: int = 5, head: str = "lln", certified: bool = True,
                  generator: torch.Generator | None = None):
         super().__init__()
-        if arch not in ("dense", "conv"):
-            raise ValueError(f"arch must be 'dense' or 'conv'; got {arch!r}")
+        if arch not in ("dense", "conv", "lipconvnet"):
+            raise ValueError(f"arch must be 'dense', 'conv' or 'lipconvnet'; got {arch!r}")
         if head not in ("lln", "plain"):
             raise ValueError(f"head must be 'lln' or 'plain'; got {head!r}")
-        if width % 2 or (arch == "conv" and channels % 2):
+        if width % 2 or (arch != "dense" and channels % 2):
             raise ValueError("MinMax needs an even width and an even number of channels")
         self.arch, self.head_kind, self.certified = arch, head, certified
         self.input_shape = tuple(input_shape)
@@ -295,6 +316,27 @@ class LipschitzNet(nn.Module):
             layers += [pool, nn.Flatten()]
             self._affine.append((pool, (channels, h, w)))
             h, w = h // 2, w // 2
+            layer = dense(channels * h * w, width)
+            layers += [layer, MinMax()]
+            self._affine.append((layer, (channels * h * w,)))
+        elif arch == "lipconvnet":
+            if conv is None:
+                raise ValueError("this family has no convolution")
+            if stages < 1 or h % 2**stages or w % 2**stages:
+                raise ValueError(f"lipconvnet: {stages} stages halve the size {stages} times; the input is {h}×{w}")
+            lift = ChannelLift(c, channels)
+            layers.append(lift)
+            self._affine.append((lift, (c, h, w)))
+            for _ in range(stages):
+                for _ in range(depth):
+                    layer = conv(channels)
+                    layers += [layer, MinMax()]
+                    self._affine.append((layer, (channels, h, w)))
+                step = Downsample(conv(4 * channels), keep=2 * channels)
+                layers += [step, MinMax()]
+                self._affine.append((step, (channels, h, w)))
+                channels, h, w = 2 * channels, h // 2, w // 2
+            layers.append(nn.Flatten())
             layer = dense(channels * h * w, width)
             layers += [layer, MinMax()]
             self._affine.append((layer, (channels * h * w,)))

@@ -13,10 +13,10 @@ class BRONet(LipschitzClassifier):
     """
 
     def __init__(self, *, rank_ratio: float = 0.5, ridge: float = 1e-5, kernel_size: int = 3, arch: str = "dense",
-                 width: int = 64, depth: int = 4, channels: int = 16, head: str = "lln", loss: str = "la",
+                 width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5, head: str = "lln", loss: str = "la",
                  la_temperature: float = 0.75, la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0,
                  la_alpha: float = 0.25):
-        super().__init__(arch=arch, width=width, depth=depth, channels=channels, head=head, loss=loss,
+        super().__init__(arch=arch, width=width, depth=depth, channels=channels, stages=stages, head=head, loss=loss,
                          la_temperature=la_temperature, la_offset=la_offset, la_exponent=la_exponent, la_alpha=la_alpha)
         self.rank_ratio, self.ridge, self.kernel_size = float(rank_ratio), float(ridge), int(kernel_size)
 

@@ -17,6 +17,21 @@ CATALOGUE = {
             "target": "harness.tasks.robustness.certified:digits_certified",
             "about": "scikit-learn's bundled 8×8 digits in [0, 1], a stratified train/val/test split drawn by the seed, the training budget",
         },
+        "cifar10-certified": {
+            "task": "robustness.certified",
+            "target": "harness.tasks.robustness.certified:cifar10_certified",
+            "about": "CIFAR-10 from --data-dir (cifar-10-batches-py, the python pickles), 32×32 RGB in [0, 1]; the official test batch",
+        },
+        "cifar100-certified": {
+            "task": "robustness.certified",
+            "target": "harness.tasks.robustness.certified:cifar100_certified",
+            "about": "CIFAR-100 from --data-dir (cifar-100-python, the python pickles, fine labels), 32×32 RGB in [0, 1]",
+        },
+        "tiny-imagenet-certified": {
+            "task": "robustness.certified",
+            "target": "harness.tasks.robustness.certified:tiny_imagenet_certified",
+            "about": "Tiny-ImageNet from --data-dir (tiny-imagenet-200 image folders), 64×64 RGB; its labelled val set is the test set",
+        },
     },
     "methods": {
         "bro": {

@@ -23,7 +23,9 @@ Metrics: ``clean_accuracy``; ``certified_accuracy_36/72/108`` (ε = 36/255, 72/2
 108/255; ℓ2, pixels in [0, 1]); ``average_certified_radius`` (0 where misclassified);
 ``seconds_per_epoch``; ``parameters``; ``empirical_lipschitz_ratio``.
 
-Loader: :func:`digits_certified` (scikit-learn's bundled digits, no download).
+Loaders: :func:`digits_certified` (scikit-learn's bundled digits, no download);
+:func:`cifar10_certified`, :func:`cifar100_certified` and :func:`tiny_imagenet_certified`
+from ``--data-dir`` (:mod:`harness.tasks.robustness.images`).
 """
 from __future__ import annotations
 
@@ -74,6 +76,11 @@ class CertifiedData:
     test_labels: np.ndarray
 
 
+def _budget(epochs: int, batch_size: int, lr: float) -> None:
+    if epochs < 1 or batch_size < 1 or not lr > 0:
+        raise ValueError(f"the budget needs epochs ≥ 1, batch_size ≥ 1 and lr > 0; got {epochs}, {batch_size}, {lr}")
+
+
 def digits_certified(context: Context, *, val_fraction: float = 0.2, test_fraction: float = 0.2,
                      max_images: int | None = None, epochs: int = 60, batch_size: int = 128,
                      lr: float = 1e-3) -> CertifiedData:
@@ -89,8 +96,7 @@ def digits_certified(context: Context, *, val_fraction: float = 0.2, test_fracti
 
     if not (0 < val_fraction < 1 and 0 < test_fraction < 1 and val_fraction + test_fraction < 1):
         raise ValueError(f"val_fraction and test_fraction must be in (0, 1) with a sum below 1; got {val_fraction}, {test_fraction}")
-    if epochs < 1 or batch_size < 1 or not lr > 0:
-        raise ValueError(f"the budget needs epochs ≥ 1, batch_size ≥ 1 and lr > 0; got {epochs}, {batch_size}, {lr}")
+    _budget(epochs, batch_size, lr)
     digits = load_digits()
     images = (digits.images / 16.0).astype(np.float32)[:, None]
     labels = digits.target.astype(np.int64)
@@ -255,6 +261,58 @@ def empirical_lipschitz(embed, images, *, rng: np.random.Generator, random_pairs
     return best
 
 
+def _certified_data(arrays, epochs: int, batch_size: int, lr: float) -> CertifiedData:
+    (train_x, train_y), (val_x, val_y), (test_x, test_y), classes = arrays
+    return CertifiedData(TrainingSet(train_x, train_y, classes, int(epochs), int(batch_size), float(lr)),
+                         val_x, val_y, test_x, test_y)
+
+
+def cifar10_certified(context: Context, *, root: str | None = None, image_size: int = 32, val_fraction: float = 0.1,
+                      max_train: int | None = None, max_test: int | None = None, epochs: int = 200,
+                      batch_size: int = 256, lr: float = 1e-3) -> CertifiedData:
+    """CIFAR-10 (python pickle batches under ``DATA_DIR/cifar-10-batches-py``), 32×32 RGB in [0, 1].
+
+    The seed draws a stratified validation split (``val_fraction``) of the 50,000 training
+    images and, with ``max_train`` / ``max_test``, stratified subsamples of the training and
+    the test images; the test images are the official test batch. ``image_size`` below 32
+    averages pixel blocks (8: 4×4 blocks), for networks a CPU can train. See
+    :mod:`harness.tasks.robustness.images` for the layout and the checks.
+    """
+    from harness.tasks.robustness.images import cifar_arrays
+
+    _budget(epochs, batch_size, lr)
+    arrays = cifar_arrays(context, "cifar10", root=root, val_fraction=val_fraction, max_train=max_train, max_test=max_test,
+                          image_size=int(image_size))
+    return _certified_data(arrays, epochs, batch_size, lr)
+
+
+def cifar100_certified(context: Context, *, root: str | None = None, image_size: int = 32, val_fraction: float = 0.1,
+                       max_train: int | None = None, max_test: int | None = None, epochs: int = 200,
+                       batch_size: int = 256, lr: float = 1e-3) -> CertifiedData:
+    """CIFAR-100 (``DATA_DIR/cifar-100-python/train`` and ``test``, the 100 fine labels); as :func:`cifar10_certified`."""
+    from harness.tasks.robustness.images import cifar_arrays
+
+    _budget(epochs, batch_size, lr)
+    arrays = cifar_arrays(context, "cifar100", root=root, val_fraction=val_fraction, max_train=max_train, max_test=max_test,
+                          image_size=int(image_size))
+    return _certified_data(arrays, epochs, batch_size, lr)
+
+
+def tiny_imagenet_certified(context: Context, *, root: str | None = None, classes: int = 200, image_size: int = 64,
+                            val_fraction: float = 0.1,
+                            max_train: int | None = None, max_test: int | None = None, epochs: int = 200,
+                            batch_size: int = 256, lr: float = 1e-3) -> CertifiedData:
+    """Tiny-ImageNet (``DATA_DIR/tiny-imagenet-200``, ``classes`` = 200 class folders of 64×64 RGB in [0, 1]);
+    its labelled validation set is the test set; otherwise as :func:`cifar10_certified`."""
+    from harness.tasks.robustness.images import tiny_imagenet_arrays
+
+    _budget(epochs, batch_size, lr)
+    arrays = tiny_imagenet_arrays(context, root=root, val_fraction=val_fraction, max_train=max_train,
+                                  max_test=max_test, classes=int(classes), image_size=int(image_size),
+                                  threads=max(1, int(context.threads)))
+    return _certified_data(arrays, epochs, batch_size, lr)
+
+
 # --------------------------------------------------------------------------- the task
 
 
@@ -269,10 +327,25 @@ class CertifiedRobustnessTask(Task):
     framework = "torch"
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
-        return {"digits-certified": {"max_images": 300, "epochs": 1, "batch_size": 64}}
+        """Small configurations for the conformance test; the real-data ones read miniatures written in ``workdir``."""
+        from harness.tasks.robustness.images import write_cifar, write_tiny_imagenet
+
+        small = {"epochs": 1, "batch_size": 64}
+        root = Path(workdir) / "certified-data"
+        write_cifar(root, "cifar10", train_per_class=8, test_per_class=3)
+        write_cifar(root, "cifar100", train_per_class=3, test_per_class=1)
+        write_tiny_imagenet(root, classes=4, train_per_class=6, val_per_class=2)
+        return {
+            "digits-certified": {"max_images": 300, **small},
+            # 4 px: the methods' default dense networks square their input dimension (SOC, Cayley)
+            "cifar10-certified": {"root": str(root), "image_size": 4, "val_fraction": 0.25, **small},
+            "cifar100-certified": {"root": str(root), "image_size": 4, "val_fraction": 0.34, **small},
+            "tiny-imagenet-certified": {"root": str(root), "classes": 4, "image_size": 4, "val_fraction": 0.34, **small},
+        }
 
     def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
-        return {"clean_accuracy": 10.0}  # 10 balanced classes
+        classes = {"cifar100-certified": 100, "tiny-imagenet-certified": int(params.get("classes", 200))}.get(dataset, 10)
+        return {"clean_accuracy": 100.0 / classes}  # balanced classes
 
     def evaluate(self, method: CertifiedClassifier, data: CertifiedData, context: Context) -> dict[str, float]:
         import torch

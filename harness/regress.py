@@ -121,6 +121,7 @@ class SpecFolder:
     rows: dict[tuple[str, str], dict[str, str]]
     claims: dict[str, str]  # claim id → verdict
     metrics: dict[str, Metric] = field(default_factory=dict)  # the folder's metric table: goal and unit
+    claim_metrics: dict[str, str] = field(default_factory=dict)  # claim id → the metric it compares
 
 
 def spec_folders(root: Path) -> dict[str, Path]:
@@ -144,11 +145,14 @@ def read_spec_folder(folder: Path) -> SpecFolder:
         with open(board, newline="") as f:
             for row in csv.DictReader(f):
                 rows[(row["dataset"], row["method"])] = row
-    claims = {}
+    claims, claim_metrics = {}, {}
     if (folder / "claims.json").exists():
-        claims = {c["claim"]: c["verdict"] for c in json.loads((folder / "claims.json").read_text())["claims"]}
+        for claim in json.loads((folder / "claims.json").read_text())["claims"]:
+            claims[claim["claim"]] = claim["verdict"]
+            if claim.get("metric"):
+                claim_metrics[claim["claim"]] = claim["metric"]
     return SpecFolder(spec["name"], folder, spec["metrics"]["primary"], list(spec["metrics"]["report"]),
-                      meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder))
+                      meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder), claim_metrics)
 
 
 def _devices(folder: SpecFolder) -> set[str]:
@@ -243,7 +247,14 @@ def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Toleran
         if after == before:
             continue
         verdict = "regressed" if before == "reproduced" else ("improved" if after == "reproduced" else "moved")
-        changes.append(Change(name, f"claim {claim}", "verdict", before, after, verdict))
+        detail = ""
+        metric = baseline.claim_metrics.get(claim) or current.claim_metrics.get(claim)
+        known = baseline.metrics.get(metric) or current.metrics.get(metric)
+        if verdict == "regressed" and known is not None and known.unit == TIMING_UNIT and metric not in tolerances.per_metric:
+            # a claim on wall time inherits its noise: another machine or a busy one can flip it
+            verdict, detail = "moved", (f"a claim on {metric}, wall time, which is noise between runs and machines: "
+                                        f"listed only (--tolerance {metric}=... makes it count)")
+        changes.append(Change(name, f"claim {claim}", "verdict", before, after, verdict, detail))
     for claim in current.claims.keys() - baseline.claims.keys():
         changes.append(Change(name, f"claim {claim}", "verdict", "—", current.claims[claim], "new"))
     return changes

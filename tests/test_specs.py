@@ -51,10 +51,13 @@ def test_graph_quick_profiles_reproduce_the_committed_numbers(tmp_path):
     assert all(f"| quick | {p.stem} |" in index for p in GRAPH_SPECS)
 
 
-# one target and the untuned methods of each few-shot spec: its rows must equal the committed ones
+# one target and the untuned methods of each few-shot spec: its rows must equal the committed ones.
+# Slow (73 s and 43 s here, two thirds of the default run): the source training alone is most
+# of it, and .ci/run's `harness regress` compares every spec's whole quick profile anyway.
 FEWSHOT_SLICES = {"cdfsl": ("near", "vit-protonet,vit-shuffle-probe"), "cdfss": ("shapes-isic", "no-adapter")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spec", sorted(FEWSHOT_SLICES))
 def test_fewshot_quick_slice_reproduces_the_committed_rows(spec, tmp_path):
     from harness.regress import Tolerances, compare_specs, read_spec_folder

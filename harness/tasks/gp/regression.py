@@ -276,13 +276,13 @@ def write_regression_csv(path: Path, rows: int, *, columns: int = 3, seed: int =
 # --------------------------------------------------------------------------- the exact reference
 
 
-def exact_log_marginal(x, y, log_lengthscale, log_outputscale, noise):
+def exact_log_marginal(x, y, lengthscale, outputscale, noise):
     """log N(y | 0, K + σ²I) with an ARD squared-exponential K, by one Cholesky (torch, differentiable)."""
     import torch
 
-    scaled = x / log_lengthscale.exp()
+    scaled = x / lengthscale
     sq = (scaled.square().sum(1, keepdim=True) + scaled.square().sum(1) - 2 * scaled @ scaled.T).clamp_min(0.0)
-    k = log_outputscale.exp() * torch.exp(-0.5 * sq) + noise * torch.eye(x.shape[0], dtype=x.dtype)
+    k = outputscale * torch.exp(-0.5 * sq) + noise * torch.eye(x.shape[0], dtype=x.dtype)
     chol = torch.linalg.cholesky(k)
     alpha = torch.cholesky_solve(y.unsqueeze(-1), chol).squeeze(-1)
     n = x.shape[0]
@@ -293,29 +293,37 @@ def exact_reference(data: RegressionData, context: Context) -> float:
     """The noise variance σ²_exact of the task's own exact GP: the same initial values, Adam, lr and iterations.
 
     The task's own code (pure torch, not a method's): the reference does not move with a bug in
-    a baseline. The noise is softplus(ρ) + 1e-4, gpytorch's default floor. Cached per worker.
+    a baseline. Each positive value is softplus of a free parameter (the noise plus a floor of
+    1e-4), gpytorch's default constraints, so Adam takes the same path as a gpytorch exact GP.
+    Cached per worker.
     """
     train = data.train
 
     def fit() -> float:
         import torch
+        from torch.nn.functional import softplus
 
         x, y = torch.as_tensor(train.x), torch.as_tensor(train.y)
         if x.shape[0] > data.exact_max:
-            keep = _instance_context(context, data.instance).rng("exact-subset").choice(x.shape[0], data.exact_max, replace=False)
-            x, y = x[np.sort(keep)], y[np.sort(keep)]
-        dim = x.shape[1]
-        log_ls = torch.full((dim,), math.log(train.init["lengthscale"]), dtype=torch.float64, requires_grad=True)
-        log_os = torch.tensor(math.log(train.init["outputscale"]), dtype=torch.float64, requires_grad=True)
+            keep = np.sort(_instance_context(context, data.instance).rng("exact-subset").choice(
+                x.shape[0], data.exact_max, replace=False))
+            x, y = x[keep], y[keep]
+
+        def free(value: float, count: int | None = None):
+            raw = math.log(math.expm1(value))  # softplus⁻¹
+            shape = () if count is None else (count,)
+            return torch.full(shape, raw, dtype=torch.float64, requires_grad=True)
+
         floor = 1e-4
-        raw = torch.tensor(math.log(math.expm1(train.init["noise"] - floor)), dtype=torch.float64, requires_grad=True)
-        optimizer = torch.optim.Adam([log_ls, log_os, raw], lr=train.lr)
+        raw_ls, raw_os = free(train.init["lengthscale"], x.shape[1]), free(train.init["outputscale"])
+        raw_noise = free(train.init["noise"] - floor)
+        optimizer = torch.optim.Adam([raw_ls, raw_os, raw_noise], lr=train.lr)
         for _ in range(train.iterations):
             optimizer.zero_grad()
-            loss = -exact_log_marginal(x, y, log_ls, log_os, torch.nn.functional.softplus(raw) + floor) / x.shape[0]
-            loss.backward()
+            value = exact_log_marginal(x, y, softplus(raw_ls), softplus(raw_os), softplus(raw_noise) + floor)
+            (-value / x.shape[0]).backward()
             optimizer.step()
-        return float(torch.nn.functional.softplus(raw.detach()) + floor)
+        return float(softplus(raw_noise.detach()) + floor)
 
     key = (data.instance, context.seed, context.split, train.iterations, train.lr, data.exact_max)
     return _REFERENCES.get_or_build(key, fit)

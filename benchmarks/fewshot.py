@@ -1,11 +1,12 @@
-"""Torch kernels of the cross-domain few-shot specs: a ViT training step, ReCIT's frequency
-module, and DFN's adapter step under SAM and SAM-SVN. torch is imported in ``setup`` only.
+"""Kernels of the cross-domain few-shot specs: a ViT training step, ReCIT's frequency module,
+DFN's adapter step under SAM and SAM-SVN (torch, imported in ``setup`` only), and the task's
+ProtoNet episode scoring (numpy).
 
 Every kernel is imported from its package's public surface (``components.vit``,
 ``implementations.recit``, ``implementations.dfn``), never from a private module."""
 from __future__ import annotations
 
-from benchmarks._common import TorchKernel, synchronize
+from benchmarks._common import CpuKernel, TorchKernel, synchronize
 
 
 class ViTStep(TorchKernel):
@@ -107,3 +108,28 @@ class DFNAdapterStep(TorchKernel):
 
         sam_step(self._loss, self.adapters, self.adapters, sam, 0.05, self.optimizer)
         synchronize(self.device)
+
+
+class ProtoNetScoring(CpuKernel):
+    """The task's ProtoNet scoring of 600 five-way 5-shot episodes (15 queries) on a pool of 500 images:
+    384-d features (ViT-S) and 3,072-d raw pixels, gathering each episode's features or from the pool's
+    Gram matrix (the path the task takes for pools up to GRAM_POOL_LIMIT images)."""
+
+    params = ([384, 3072], ["gather", "gram"])
+    param_names = ["dim", "path"]
+    version = "1"
+
+    def setup(self, dim, path):
+        import numpy as np
+
+        from harness.tasks.fewshot.episodes import sample_episodes
+
+        rng = np.random.default_rng(0)
+        labels = np.repeat(np.arange(10), 50)
+        self.features = rng.normal(size=(labels.size, dim)) + rng.normal(size=(10, dim))[labels]
+        self.episodes = sample_episodes(labels, ways=5, shots=5, queries=15, episodes=600, rng=rng)
+
+    def time_score(self, dim, path):
+        from harness.tasks.fewshot.cdfsl import protonet_accuracy
+
+        protonet_accuracy(self.features, self.episodes, gram=path == "gram")

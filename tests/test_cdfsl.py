@@ -73,9 +73,22 @@ def test_protonet_matches_the_per_episode_reference_and_chunks_agree():
     features = rng.normal(size=(labels.size, 7)) + 1.5 * rng.normal(size=(6, 7))[labels] + 3.0
     episodes = sample_episodes(labels, ways=5, shots=3, queries=4, episodes=40, rng=rng)
     expected = _reference_accuracy(features, episodes)
-    np.testing.assert_allclose(protonet_accuracy(features, episodes), expected)
-    np.testing.assert_allclose(protonet_accuracy(features, episodes, chunk_elements=1), expected)
+    for gram in (False, True):  # gathering the features, and the pool's Gram matrix
+        np.testing.assert_allclose(protonet_accuracy(features, episodes, gram=gram), expected)
+        np.testing.assert_allclose(protonet_accuracy(features, episodes, chunk_elements=1, gram=gram), expected)
     assert 20.0 < expected.mean() < 100.0
+
+
+def test_the_gram_path_scores_wide_features_as_the_reference_does():
+    """Raw pixels: D far above the pool size, where the Gram path is taken; 1 and 5 shots."""
+    rng = np.random.default_rng(1)
+    labels = np.repeat(np.arange(8), 10)
+    features = rng.uniform(size=(labels.size, 3072)) + 0.05 * rng.normal(size=(8, 3072))[labels]
+    for shots in (1, 5):
+        episodes = sample_episodes(labels, ways=5, shots=shots, queries=3, episodes=30, rng=rng)
+        expected = _reference_accuracy(features, episodes)
+        np.testing.assert_allclose(protonet_accuracy(features, episodes), expected)
+        assert 20.0 < expected.mean() < 100.0
 
 
 def test_ci95_is_the_papers_interval():

@@ -156,8 +156,12 @@ def test_signal_then_resume_freezes_what_an_uninterrupted_run_freezes(toy_env, w
     command = [sys.executable, "-m", "harness.cli", "run", str(spec), "--out", str(tmp_path / "resumed"),
                "--no-progress"]
     env = {**os.environ, "HARNESS_TOY_STOP": f"{tmp_path / 'calls'}:{','.join(map(str, stops))}:{signame}"}
+    # a suite started in the background (`cmd &` in a script) ignores SIGINT, and an ignored signal is
+    # inherited, so Python would install no Ctrl-C handler in the run: give it the default, as a terminal does
+    default_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)  # noqa: E731
     for _ in stops:
-        stopped = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+        stopped = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+                                 preexec_fn=default_sigint)
         assert stopped.returncode == (130 if signame == "SIGINT" else -signal.SIGKILL), stopped.stderr
     finished = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert finished.returncode == 0, finished.stderr

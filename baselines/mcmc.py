@@ -27,14 +27,19 @@ def run_synchronised(sampler: Sampler, problem) -> SampleRun:
                 live = active & (state["phase"] == phase)
                 if not bool(live.any()):
                     break
-                lp = problem.log_density(state["req"])
+                done = synchronised_iteration(sampler, problem, state, live)
                 calls += 1
-                done = sampler.advance(state, lp, live)
                 used += live.to(torch.int64)
                 active &= ~done
         draws[:, i] = state["x"]
         iterations[:, i] = used
     return SampleRun(draws, iterations, calls)
+
+
+def synchronised_iteration(sampler: Sampler, problem, state: dict, live):
+    """One body iteration of a batched while-loop: the log-density on the whole batch (as vmap computes it), the
+    block applied to the ``live`` chains; returns the chains whose sample is done."""
+    return sampler.advance(state, problem.log_density(state["req"]), live)
 
 
 class _SyncSampler:

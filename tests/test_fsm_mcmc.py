@@ -37,7 +37,7 @@ from components.mcmc_samplers import (  # noqa: E402
     uniforms,
 )
 from implementations.fsm_mcmc import DelayedRejectionFSM, EllipticalSliceFSM, SliceFSM, run_fsm  # noqa: E402
-from implementations.fsm_mcmc._runtime import first_samples  # noqa: E402
+from implementations.fsm_mcmc import first_samples  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 

@@ -23,15 +23,21 @@ def run_fsm(sampler: Sampler, problem) -> SampleRun:
     finished, positions = [], []
     while True:
         for _ in range(_CHUNK):  # chains are checked for completion once per chunk of steps, as in the paper's scan
-            lp = problem.log_density(state["req"])
-            done = sampler.advance(state, lp, everyone)
+            done = fsm_step(sampler, problem, state, everyone)
             finished.append(done)
-            positions.append(state["x"])  # advance replaces tensors, never writes into them: no copy needed
+            positions.append(state["x"])  # the blocks replace tensors, never write into them: no copy needed
             got += done.to(torch.int64)
-            sampler.begin(state, done)
         if int(got.min()) >= n:
             break
     return first_samples(torch.stack(finished), torch.stack(positions), n)
+
+
+def fsm_step(sampler: Sampler, problem, state: dict, everyone):
+    """One step of every chain: the log-density once for the batch, the loop block, and for the chains whose sample
+    is done (returned as a mask; their draw is ``state["x"]``) the next sample's INIT, bundled in the same step."""
+    done = sampler.advance(state, problem.log_density(state["req"]), everyone)
+    sampler.begin(state, done)
+    return done
 
 
 def first_samples(finished, positions, n: int) -> SampleRun:

@@ -1,0 +1,56 @@
+"""The MCMC family's names: tasks, datasets, methods and metrics, as ``module:attr`` strings.
+
+Registered through the ``harness.catalogue`` entry-point group (see ``pyproject.toml``).
+Plain data: importing it imports nothing else.
+"""
+
+_T = "mcmc.vectorized"
+_V = "harness.tasks.mcmc.vectorized"
+
+CATALOGUE = {
+    "tasks": {
+        _T: {
+            "target": f"{_V}:TASK",
+            "about": "run m chains of a sampler from shared initial states and per-chain random streams to n samples "
+                     "per chain; time it, count loop iterations per sample, and check the draws' moments",
+        },
+    },
+    "datasets": {
+        "standard-normal": {"task": _T, "target": f"{_V}:standard_normal",
+                            "about": "N(0, I_d); the seed draws the exact initial states and the chains' streams"},
+        "funnel": {"task": _T, "target": f"{_V}:funnel",
+                   "about": "Neal's funnel: v ~ N(0, scale²), x_i | v ~ N(0, e^v); exact initial states"},
+        "logistic-breast-cancer": {"task": _T, "target": f"{_V}:logistic_breast_cancer",
+                                   "about": "Bayesian logistic regression on scikit-learn's bundled breast-cancer "
+                                            "(seed-drawn rows, chosen standardised features, N(0, I) prior)"},
+        "gp-diabetes": {"task": _T, "target": f"{_V}:gp_diabetes",
+                        "about": "GP-hyperparameter posterior on scikit-learn's bundled diabetes (seed-drawn rows): "
+                                 "log marginal likelihood by a Cholesky per chain, N(0, I) prior on the log noise, "
+                                 "log lengthscale² and log signal variance"},
+    },
+    "methods": {
+        "drmh-fsm": {"task": _T, "target": "implementations.fsm_mcmc:DelayedRejectionFSM",
+                     "about": "symmetric delayed-rejection MH as a finite-state machine (Dance et al., ICML 2025)"},
+        "ess-fsm": {"task": _T, "target": "implementations.fsm_mcmc:EllipticalSliceFSM",
+                    "about": "elliptical slice sampling as a bundled, amortised FSM"},
+        "slice-fsm": {"task": _T, "target": "implementations.fsm_mcmc:SliceFSM",
+                      "about": "stepping-out slice sampling (two sequential loops and the shrink) as stitched FSMs"},
+        "drmh-sync": {"task": _T, "target": "baselines.mcmc:DelayedRejectionSync",
+                      "about": "the same DR-MH, each sample's tries a batched while-loop over the chains (vmap)"},
+        "ess-sync": {"task": _T, "target": "baselines.mcmc:EllipticalSliceSync",
+                     "about": "the same elliptical slice, each sample's shrink loop batched over the chains (vmap)"},
+        "slice-sync": {"task": _T, "target": "baselines.mcmc:SliceSync",
+                       "about": "the same slice sampler, each of its three loops batched over the chains in turn"},
+    },
+    "metrics": {
+        "wall_s": {"goal": "min", "unit": "s", "about": "wall time of the sampling to n samples per chain (after a one-sample warm-up)"},
+        "log_wall_s": {"goal": "min", "unit": "", "about": "ln(wall_s): a paired difference is the log of a speed-up"},
+        "ess_per_s": {"goal": "max", "unit": "1/s", "about": "the smallest multi-chain effective sample size over coordinates (FFT autocorrelations, Geyer's initial positive sequence) per second of wall_s"},
+        "mean_iterations": {"goal": "min", "unit": "", "about": "E N: loop iterations (log-density evaluations) per sample per chain"},
+        "mean_max_iterations": {"goal": "min", "unit": "", "about": "E max_j N: per sample, the most iterations any chain used, averaged over samples"},
+        "r_bound": {"goal": "max", "unit": "×", "about": "R(m) = E max_j N / E N from this run's iteration counts: the paper's bound on the FSM's speed-up"},
+        "density_calls_per_sample": {"goal": "min", "unit": "", "about": "batched log-density calls per sample per chain (each call evaluates every chain)"},
+        "split_rhat": {"goal": "min", "unit": "", "about": "the largest split R-hat over coordinates (reported; not a pass/fail test)"},
+        "moment_check": {"goal": "min", "unit": "", "about": "the largest |t| of the chains' first and second moments against the target's (exact, or importance sampling with its own error), over the t threshold at family-wise level 1e-3 across chains; above 1 the cell fails"},
+    },
+}

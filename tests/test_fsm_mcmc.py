@@ -1,0 +1,212 @@
+"""mcmc.vectorized: the samplers' invariance, the FSM and synchronised forms' identical draws, the task's scores."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from harness.tasks.base import Context, DataError
+from harness.tasks.mcmc.vectorized import (
+    TASK,
+    Chains,
+    SamplesWrong,
+    Target,
+    effective_sample_size,
+    funnel,
+    funnel_whitened,
+    gp_diabetes,
+    importance_reference,
+    logistic_breast_cancer,
+    moment_check,
+    split_rhat,
+    standard_normal,
+)
+
+torch = pytest.importorskip("torch")
+
+from baselines.mcmc import DelayedRejectionSync, EllipticalSliceSync, SliceSync, run_synchronised  # noqa: E402
+from components.mcmc_samplers import (  # noqa: E402
+    DelayedRejectionMH,
+    EllipticalSlice,
+    SteppingOutSlice,
+    chain_keys,
+    make_sampler,
+    normals,
+    uniforms,
+)
+from implementations.fsm_mcmc import DelayedRejectionFSM, EllipticalSliceFSM, SliceFSM, run_fsm  # noqa: E402
+from implementations.fsm_mcmc import first_samples  # noqa: E402
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+PAIRS = [(DelayedRejectionFSM, DelayedRejectionSync), (EllipticalSliceFSM, EllipticalSliceSync), (SliceFSM, SliceSync)]
+
+
+def context(dataset="d", seed=0):
+    return Context(seed=seed, split="test", dataset=dataset, device="cpu", threads=1, data_dir=None, precision="fp64")
+
+
+def normal_problem(x0, n, seed=1, prior_scale=2.0):
+    x0 = torch.as_tensor(x0, dtype=torch.float64)
+    return Chains(lambda x: -0.5 * x.square().sum(1), x0, seed, n, torch.full((x0.shape[1],), prior_scale))
+
+
+def exact_normal_target(problem):
+    d = problem.x0.shape[1]
+    return Target(problem, np.zeros(d), np.ones(d), np.zeros(d), np.zeros(d))
+
+
+@pytest.mark.parametrize("fsm, sync", PAIRS, ids=["drmh", "ess", "slice"])
+@pytest.mark.parametrize("loader", [standard_normal, funnel], ids=["normal", "funnel"])
+def test_fsm_and_synchronised_forms_give_the_same_draws(fsm, sync, loader):
+    # the same blocks, initial states and per-chain streams: only the scheduling differs
+    target = loader(context(loader.__name__), chains=24, samples=30)
+    a, b = fsm().sample(target.chains), sync().sample(target.chains)
+    assert torch.equal(a.draws, b.draws)
+    assert torch.equal(a.iterations, b.iterations)
+    # the FSM needs about E N calls per sample, the synchronised form E max N (or more, with several loops)
+    assert a.density_calls < b.density_calls
+    assert b.density_calls >= int(a.iterations.max(0).values.sum())
+
+
+def test_the_forms_agree_on_the_gp_posterior():
+    target = gp_diabetes(context("gp"), chains=8, samples=5, rows=20, draws=4000)
+    a, b = EllipticalSliceFSM().sample(target.chains), EllipticalSliceSync().sample(target.chains)
+    assert torch.allclose(a.draws, b.draws, rtol=0, atol=1e-12)
+    assert torch.equal(a.iterations, b.iterations)
+
+
+@pytest.mark.parametrize("sampler", [DelayedRejectionMH(step=1.0), DelayedRejectionMH(step=3.0, max_tries=5),
+                                     EllipticalSlice(prior_scale=2.0), SteppingOutSlice(width=0.5)],
+                         ids=["drmh", "drmh-few-tries", "ess", "slice"])
+def test_each_sampler_leaves_the_standard_normal_invariant(sampler):
+    # from a point mass at x = 2.5 (far from stationary), the second half of a long run has N(0, 1)'s moments
+    problem = normal_problem(np.full((48, 1), 2.5), 400, seed=7)
+    run = run_fsm(sampler, problem)
+    check, words = moment_check(run.draws[:, 200:].numpy(), exact_normal_target(problem))
+    assert check <= 1.0, words
+
+
+def test_the_invariance_check_catches_a_wrong_kernel():
+    # a random walk that accepts every proposal spreads out instead of staying at N(0, 1)
+    problem = normal_problem(np.full((48, 1), 2.5), 400, seed=7)
+    wrong = run_fsm(_AcceptAll(step=1.0), problem).draws[:, 200:].numpy()
+    assert moment_check(wrong, exact_normal_target(problem))[0] > 1.0
+
+
+class _AcceptAll(DelayedRejectionMH):
+    def advance(self, state, lp, mask):
+        return super().advance(state, torch.full_like(lp, math.inf), mask)
+
+
+def test_delayed_rejection_uses_later_stages():
+    # with a wide step most first proposals are rejected: the counts show the later stages at work
+    run = run_fsm(DelayedRejectionMH(step=4.0), normal_problem(np.zeros((32, 1)), 50))
+    assert run.iterations.float().mean() > 1.5
+    assert int(run.iterations.max()) <= 100
+
+
+def test_task_scores_iterations_and_bound():
+    # a fake method whose counts are N_ij = 1 except one chain taking 5 on every sample: E N = 1.5, E max N = 5
+    problem = normal_problem(np.random.default_rng(0).standard_normal((8, 1)), 50)
+    counts = torch.ones(8, 50, dtype=torch.int64)
+    counts[3] = 5
+    draws = torch.as_tensor(np.random.default_rng(1).standard_normal((8, 50, 1)))
+
+    class Fake:
+        def sample(self, p):
+            return SimpleNamespace(draws=draws[:, : p.n], iterations=counts[:, : p.n], density_calls=2 * p.n)
+
+    scores = TASK.evaluate(Fake(), exact_normal_target(problem), context())
+    assert scores["mean_iterations"] == pytest.approx(1.5)
+    assert scores["mean_max_iterations"] == pytest.approx(5.0)
+    assert scores["r_bound"] == pytest.approx(5.0 / 1.5)
+    assert scores["density_calls_per_sample"] == pytest.approx(2.0)
+    assert scores["log_wall_s"] == pytest.approx(math.log(scores["wall_s"]))
+
+
+def test_wrong_samples_fail_the_cell():
+    problem = normal_problem(np.zeros((16, 1)), 200)
+
+    class TooWide:
+        def sample(self, p):
+            g = torch.Generator().manual_seed(0)
+            return SimpleNamespace(draws=1.5 * torch.randn(16, p.n, 1, generator=g, dtype=torch.float64),
+                                   iterations=torch.ones(16, p.n, dtype=torch.int64), density_calls=p.n)
+
+    with pytest.raises(SamplesWrong, match=r"E x² of coordinate 0: .* against 1"):
+        TASK.evaluate(TooWide(), exact_normal_target(problem), context())
+
+
+def test_first_samples_keeps_the_first_n_per_chain():
+    finished = torch.tensor([[0, 1], [1, 0], [1, 1], [0, 1], [1, 1]], dtype=torch.bool)  # (steps, m)
+    positions = torch.arange(10, dtype=torch.float64).view(5, 2, 1)
+    run = first_samples(finished, positions, 2)
+    assert run.draws[:, :, 0].tolist() == [[2.0, 4.0], [1.0, 5.0]]
+    assert run.iterations.tolist() == [[2, 1], [1, 2]]
+    assert run.density_calls == 5
+
+
+def test_counter_based_streams():
+    keys = chain_keys(3, 4000)
+    counter = torch.zeros(4000, dtype=torch.int64)
+    u = uniforms(keys, counter, 0, 4)
+    assert float(u.min()) > 0 and float(u.max()) < 1
+    assert abs(float(u.mean()) - 0.5) < 5 * math.sqrt(1 / 12 / u.numel())
+    assert torch.equal(u[:10], uniforms(keys[:10], counter[:10], 0, 4))  # a chain's draws ignore the others
+    assert not torch.equal(u, uniforms(keys, counter + 1, 0, 4))
+    z = normals(keys, counter, 10, 3)
+    assert abs(float(z.mean())) < 5 / math.sqrt(z.numel())
+    assert abs(float(z.var()) - 1) < 5 * math.sqrt(2 / z.numel())
+
+
+def test_scores_on_known_chains():
+    rng = np.random.default_rng(0)
+    iid = rng.standard_normal((8, 500, 1))
+    assert effective_sample_size(iid) == pytest.approx(8 * 500, rel=0.15)
+    assert split_rhat(iid) < 1.02
+    ar = np.zeros((8, 2000, 1))  # AR(1) with coefficient 0.9: ESS = mn (1 − 0.9)/(1 + 0.9)
+    for t in range(1, 2000):
+        ar[:, t] = 0.9 * ar[:, t - 1] + rng.standard_normal((8, 1))
+    assert effective_sample_size(ar) == pytest.approx(8 * 2000 * 0.1 / 1.9, rel=0.25)
+    stuck = iid + np.arange(8)[:, None, None]  # chains around different means
+    assert split_rhat(stuck) > 2.0
+    assert effective_sample_size(stuck) < 100
+
+
+def test_funnel_whitening_and_importance_reference():
+    rng = np.random.default_rng(0)
+    v = 1.5 * rng.standard_normal((100000, 1))
+    x = np.exp(v / 2) * rng.standard_normal((100000, 2))
+    white = funnel_whitened(np.concatenate([v, x], 1))
+    assert np.allclose(white.var(0), [2.25, 1, 1], rtol=0.03)
+    mean = torch.tensor([1.0, -2.0], dtype=torch.float64)
+    ref = importance_reference(lambda z: -0.5 * ((z - mean) / torch.tensor([0.5, 2.0])).square().sum(1), 2,
+                               np.random.default_rng(1), draws=20000)
+    assert np.allclose(ref["mean"], [1.0, -2.0], atol=5 * ref["mean_se"].max())
+    assert np.allclose(ref["second"], [1.25, 8.0], atol=5 * ref["second_se"].max())
+
+
+def test_loaders_draw_by_seed_and_check_their_input():
+    a, b = standard_normal(context(seed=0), chains=4, samples=3), standard_normal(context(seed=1), chains=4, samples=3)
+    assert not torch.equal(a.chains.x0, b.chains.x0) and a.chains.seed != b.chains.seed
+    target = logistic_breast_cancer(context(), chains=4, samples=3, rows=60, draws=4000, features=[0, 1])
+    assert target.chains.x0.shape == (4, 3)
+    with pytest.raises(DataError, match=r"chains = 1: expected an integer of at least 2"):
+        standard_normal(context(), chains=1)
+    with pytest.raises(DataError, match=r"features = \[0, 99\]; expected column indices in 0 … 29"):
+        logistic_breast_cancer(context(), features=[0, 99])
+    with pytest.raises(DataError, match=r"rows = 5000; expected 10 … 442"):
+        gp_diabetes(context(), rows=5000)
+    with pytest.raises(DataError, match=r"funnel: dim = 1; expected at least 2"):
+        funnel(context(), dim=1)
+    with pytest.raises(ValueError, match=r"sampler 'nuts': expected one of drmh, ess, slice"):
+        make_sampler("nuts")
+
+
+def test_synchronised_slice_runs_its_loops_in_turn():
+    # each of the three loops is synchronised separately: never fewer calls than the slowest chain's total
+    run = run_synchronised(SteppingOutSlice(width=0.3), normal_problem(np.zeros((16, 1)), 20))
+    assert run.density_calls >= int(run.iterations.max(0).values.sum())

@@ -12,6 +12,10 @@ GOALS = ("max", "min")
 
 
 TIMING_UNIT = "s"
+# units of metrics read off a clock: seconds, their log (a paired difference is a log speed-up) and
+# rates per second. They carry wall time's noise between runs and machines: regress never
+# compares them unless told (a timing's leaderboard column is the plain "s" one)
+WALL_CLOCK_UNITS = (TIMING_UNIT, "ln s", "1/s")
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ Tolerances: by default a metric without a unit is compared exactly (up to 1e-9 o
 value, which absorbs float printing and nothing else: the quick profile is deterministic on
 a CPU) when both folders ran on the same hardware, and within the baseline's 95% interval
 when they did not (the same code gives other floating-point results on another CPU: a note
-says so); a metric whose unit is seconds is not compared, since wall time is noise between
-runs and machines (kernel speed is asv's job, see :mod:`harness.bench`). ``--tolerance``
+says so); a metric read off a clock (unit ``s``, ``ln s`` or ``1/s``: seconds, their log, a rate
+per second) is not compared, since wall time is noise between runs and machines (kernel speed is asv's job, see :mod:`harness.bench`). ``--tolerance``
 changes that for every metric (``0.05``: 5 % of the baseline value; ``interval``: the
 baseline's 95% half-width) or for one (``runtime_s=1.0`` also compares runtimes, allowing 2×).
 A metric named in ``--tolerance`` decides like the primary one; other reported metrics
@@ -31,11 +31,10 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.metrics import Metric, read_metric_table
+from harness.metrics import WALL_CLOCK_UNITS, Metric, read_metric_table
 
 EXACT = 1e-9  # relative slack of an "exact" comparison: float noise only
 INTERVAL = "interval"
-TIMING_UNIT = "s"
 
 
 class RegressUsage(ValueError):
@@ -65,9 +64,9 @@ class Tolerances:
     def for_metric(self, name: str, unit: str) -> Tolerance:
         if name in self.per_metric:
             return self.per_metric[name]
-        if self.default is not None and unit != TIMING_UNIT:
+        if self.default is not None and unit not in WALL_CLOCK_UNITS:
             return self.default
-        return Tolerance(None) if unit == TIMING_UNIT else Tolerance(EXACT)
+        return Tolerance(None) if unit in WALL_CLOCK_UNITS else Tolerance(EXACT)
 
 
 def parse_tolerances(items: list[str] | None) -> Tolerances:
@@ -250,9 +249,9 @@ def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Toleran
         detail = ""
         metric = baseline.claim_metrics.get(claim) or current.claim_metrics.get(claim)
         known = baseline.metrics.get(metric) or current.metrics.get(metric)
-        if verdict == "regressed" and known is not None and known.unit == TIMING_UNIT and metric not in tolerances.per_metric:
+        if verdict == "regressed" and known is not None and known.unit in WALL_CLOCK_UNITS and metric not in tolerances.per_metric:
             # a claim on wall time inherits its noise: another machine or a busy one can flip it
-            verdict, detail = "moved", (f"a claim on {metric}, wall time, which is noise between runs and machines: "
+            verdict, detail = "moved", (f"a claim on {metric}, read off a clock, which is noise between runs and machines: "
                                         f"listed only (--tolerance {metric}=... makes it count)")
         changes.append(Change(name, f"claim {claim}", "verdict", before, after, verdict, detail))
     for claim in current.claims.keys() - baseline.claims.keys():
@@ -319,6 +318,6 @@ def render(report: Report, tolerances: Tolerances) -> str:
 
 def describe_tolerances(tolerances: Tolerances) -> str:
     default = tolerances.default.describe() if tolerances.default is not None else "exact"
-    parts = [f"{default} for metrics without a unit", "seconds not compared"]
+    parts = [f"{default} for metrics without a unit", "clock readings (s, ln s, 1/s) not compared"]
     parts += [f"{metric}: {t.describe()}" for metric, t in sorted(tolerances.per_metric.items())]
     return ", ".join(parts)

@@ -111,9 +111,34 @@ def test_a_claim_on_wall_time_is_listed_not_failed_unless_asked(roots, capsys):
         path.write_text(json.dumps(data))
     assert main(["regress", *map(str, roots)]) == 0
     out = capsys.readouterr().out
-    assert "claim ccpp-faster-than-cc" in out and "a claim on runtime_s, wall time" in out and "listed only" in out
+    assert "claim ccpp-faster-than-cc" in out and "a claim on runtime_s, read off a clock" in out and "listed only" in out
     assert main(["regress", *map(str, roots), "--tolerance", "runtime_s=1.0"]) == 1
     assert "reproduced  inconclusive  regressed" in capsys.readouterr().out
+
+
+def test_clock_readings_in_any_unit_are_not_compared_unless_asked(tmp_path, capsys):
+    """fsm-mcmc ranks by ln(wall time) (unit "ln s") and reports samples per second ("1/s"): both are read off
+    a clock, so a busy machine moves them; like seconds they are compared only when named."""
+    import harness.metrics as metrics
+
+    assert {"s", "ln s", "1/s"} <= set(metrics.WALL_CLOCK_UNITS)
+    roots = []
+    for name in ("baseline", "current"):
+        folder = tmp_path / name / "fsm-mcmc"
+        folder.mkdir(parents=True)
+        for file in ("leaderboard.csv", "claims.json", "spec.yaml", "metrics.json"):
+            shutil.copy(QUICK / "fsm-mcmc" / file, folder / file)
+        table = json.loads((folder / "metrics.json").read_text())
+        table["log_wall_s"]["unit"] = "ln s"  # as the catalogue declares it
+        (folder / "metrics.json").write_text(json.dumps(table))
+        roots.append(tmp_path / name)
+    row = next(csv.DictReader(open(roots[1] / "fsm-mcmc" / "leaderboard.csv", newline="")))
+    edit_row(roots[1] / "fsm-mcmc", row["dataset"], row["method"],
+             log_wall_s_mean=float(row["log_wall_s_mean"]) + 0.5, ess_per_s_mean=float(row["ess_per_s_mean"]) / 2)
+    assert main(["regress", *map(str, roots)]) == 0
+    assert "nothing moved" in capsys.readouterr().out
+    assert main(["regress", *map(str, roots), "--tolerance", "log_wall_s=0.01"]) == 1
+    assert "regressed" in capsys.readouterr().out
 
 
 def test_runtime_not_compared_unless_asked(roots, capsys):

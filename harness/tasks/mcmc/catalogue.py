@@ -44,7 +44,7 @@ CATALOGUE = {
     },
     "metrics": {
         "wall_s": {"goal": "min", "unit": "s", "about": "wall time of the sampling to n samples per chain (after a one-sample warm-up)"},
-        "log_wall_s": {"goal": "min", "unit": "", "about": "ln(wall_s): a paired difference is the log of a speed-up"},
+        "log_wall_s": {"goal": "min", "unit": "ln s", "about": "ln(wall_s): a paired difference is the log of a speed-up"},
         "ess_per_s": {"goal": "max", "unit": "1/s", "about": "the smallest multi-chain effective sample size over coordinates (FFT autocorrelations, Geyer's initial positive sequence) per second of wall_s"},
         "mean_iterations": {"goal": "min", "unit": "", "about": "E N: loop iterations (log-density evaluations) per sample per chain"},
         "mean_max_iterations": {"goal": "min", "unit": "", "about": "E max_j N: per sample, the most iterations any chain used, averaged over samples"},

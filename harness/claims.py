@@ -31,7 +31,10 @@ Two more kinds of claim (``kind:``), each with a verdict that has the same ``lin
   :data:`MIN_SIZES` sizes spanning :data:`MIN_SIZE_SPAN`x, the sizes where both methods are ok
   in that seed); the seed's pair is the difference of the two slopes, oriented by the metric's
   goal, and the verdict is the same t-interval rule as above with the margin in exponent units.
-  Each method's exponent (mean ± 95% half-width over seeds) goes on the page.
+  Each method's exponent (mean ± 95% half-width over seeds) goes on the page. A scaling claim that names
+  ``methods`` and ``at_most`` (or ``at_least``) instead of ``better`` and ``than`` bounds each method's own
+  exponent ("inference time grows at most like size^1.2"): per method, the t-interval over seeds of its
+  exponents must lie wholly on the claimed side of the bound (:func:`check_exponent_bound`).
 - ``bound`` (:func:`check_bound`): "the metric is at most (at least) a value on every cell of
   these methods", a theorem's guarantee. One cell beyond it (beyond float rounding) refutes it
   (``not reproduced``, naming the worst cell); no violation is ``reproduced`` only when every
@@ -415,8 +418,124 @@ class ScalingVerdict:
         return _drop_absent_precondition({"kind": self.kind, **asdict(self)})
 
 
-def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict:
-    """A scaling claim's verdict: per seed, the exponent of ``than`` minus that of ``better`` (goal min)."""
+@dataclass
+class MethodExponentCheck:
+    """One method of an exponent bound: its per-seed exponents against the bound, and that method's own verdict."""
+
+    method: str
+    seeds: int
+    mean: float | None
+    interval: tuple[float, float] | None
+    verdict: str
+
+    def text(self, side: str, bound: float) -> str:
+        if self.mean is None:
+            return f"{self.method}: {self.verdict} ({self.seeds} seed(s) with {MIN_SIZES} sizes spanning {MIN_SIZE_SPAN:g}x)"
+        lo, hi = self.interval
+        return (f"{self.method} exponent {self.mean:.3g}, 95% CI [{lo:.3g}, {hi:.3g}] over {self.seeds} seeds "
+                f"against {'≤' if side == 'at_most' else '≥'} {bound:g}: {self.verdict}")
+
+
+@dataclass
+class ExponentBoundVerdict:
+    """A scaling claim on each named method's own exponent: "the metric grows with at most (at least) the power
+    ``bound`` of the size". Per method, the 95% t-interval over seeds of the fitted exponents: wholly on the claimed
+    side of the bound is ``reproduced``, wholly on the other side ``not reproduced``. The claim is reproduced when
+    every method's is, not reproduced when any method's is not, else inconclusive."""
+
+    claim: str
+    says: str
+    verdict: str
+    metric: str
+    methods: list[str]
+    side: str  # "at_most" or "at_least"
+    bound: float
+    size: str
+    test: str
+    reason: str
+    checks: list[MethodExponentCheck] = field(default_factory=list)
+    sizes: list[float] = field(default_factory=list)
+    exponents: list[MethodExponent] = field(default_factory=list)
+    source: str | None = None
+    quote: str | None = None
+    precondition: str | None = None
+
+    kind: ClassVar[str] = SCALING
+
+    def provenance(self) -> str:
+        return _provenance(self.source, self.quote)
+
+    def sizes_text(self) -> str:
+        return f"{self.size} = {', '.join(f'{s:g}' for s in self.sizes)}" if self.sizes else f"no {self.size} measured"
+
+    def spread_text(self) -> str:
+        return "; ".join(e.text() for e in self.exponents)
+
+    def evidence(self) -> str:
+        return "; ".join(c.text(self.side, self.bound) for c in self.checks) + f"; {self.reason}"
+
+    def line(self) -> str:
+        return (f"{self.claim}: {self.verdict} — exponent of {self.metric} in {self.size} "
+                f"{'≤' if self.side == 'at_most' else '≥'} {self.bound:g}: {self.evidence()}")
+
+    def details(self) -> list[str]:
+        out = [f"exponents of {self.metric} in {self.size} (mean ± 95% half-width over seeds; {self.sizes_text()}): "
+               f"{self.spread_text() or 'none fitted'}"]
+        out.append(" ".join(self.provenance().split()))
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return _drop_absent_precondition({"kind": self.kind, **asdict(self)})
+
+
+TEST_EXPONENT_BOUND = ("per method, a one-sample t-test over seeds of the exponent (the least-squares slope of "
+                       "log(metric) against log(size) over the claim's datasets) against the bound, 95% interval")
+
+
+def check_exponent_bound(claim: dict, rows: list[dict]) -> ExponentBoundVerdict:
+    """A scaling claim with ``methods`` and ``at_most`` / ``at_least``: each method's exponent against the bound."""
+    side = "at_most" if claim.get("at_most") is not None else "at_least"
+    bound = float(claim[side])
+    min_pairs = int(claim.get("min_pairs", 3))
+    points = _by_seed_and_method(claim, rows)
+    checks = []
+    for method in claim["methods"]:
+        slopes = [log_log_slope(list(p), list(p.values())) for (_, m), p in sorted(points.items())
+                  if m == method and _enough_sizes(list(p))]
+        if len(slopes) < min_pairs:
+            checks.append(MethodExponentCheck(method, len(slopes), None, None, INCONCLUSIVE))
+            continue
+        # oriented so that a positive difference is on the claimed side of the bound
+        result = one_sided_t([bound - s if side == "at_most" else s - bound for s in slopes])
+        lo, hi = result.interval
+        verdict = REPRODUCED if lo > 0 else NOT_REPRODUCED if hi <= 0 else INCONCLUSIVE
+        mean = float(sum(slopes) / len(slopes))
+        interval = (bound - hi, bound - lo) if side == "at_most" else (lo + bound, hi + bound)
+        checks.append(MethodExponentCheck(method, len(slopes), mean, interval, verdict))
+    verdicts = [c.verdict for c in checks]
+    if NOT_REPRODUCED in verdicts:
+        verdict, reason = NOT_REPRODUCED, "a method's whole interval is on the wrong side of the bound"
+    elif all(v == REPRODUCED for v in verdicts):
+        verdict, reason = REPRODUCED, "every method's whole interval is on the claimed side of the bound"
+    elif any(c.mean is None for c in checks):
+        verdict, reason = INCONCLUSIVE, (f"a method has fewer than {min_pairs} seeds with {MIN_SIZES} sizes spanning "
+                                         f"{MIN_SIZE_SPAN:g}x")
+    else:
+        verdict, reason = INCONCLUSIVE, "a method's interval contains the bound; more seeds could decide it"
+    measured = sorted({s for (_, m), p in points.items() if m in claim["methods"] for s in p})
+    return ExponentBoundVerdict(claim=claim["id"], says=claim["says"], verdict=verdict, metric=claim["metric"],
+                                methods=list(claim["methods"]), side=side, bound=bound, size=claim["size"],
+                                test=TEST_EXPONENT_BOUND, reason=reason, checks=checks, sizes=measured,
+                                exponents=[e for e in exponents({**claim, "better": "", "than": ""}, rows)
+                                           if e.method in claim["methods"]],
+                                source=claim.get("source"), quote=claim.get("quote"))
+
+
+def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict | ExponentBoundVerdict:
+    """A scaling claim's verdict: per seed, the exponent of ``than`` minus that of ``better`` (goal min); or, with
+    ``methods`` and a bound, each named method's exponent against it (:func:`check_exponent_bound`)."""
+    if claim.get("methods"):
+        return check_exponent_bound(claim, rows)
     margin = float(claim.get("margin", 0.0))
     min_pairs = int(claim.get("min_pairs", 3))
     points = _by_seed_and_method(claim, rows)

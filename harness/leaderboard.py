@@ -319,8 +319,9 @@ def _other_claim_blocks(verdicts: list) -> list:
         blocks += [("h2", "Scaling claims"), ("p",
                     "Each method's exponent is the least-squares slope of log(metric) against log(size), fitted per "
                     "seed over the claim's datasets (at least 5 sizes spanning 16x), then averaged over seeds ± the "
-                    "half-width of its 95% t-interval. The claim is a paired t-test over seeds of the difference of "
-                    "two exponents."),
+                    "half-width of its 95% t-interval. A claim comparing two methods is a paired t-test over seeds of "
+                    "the difference of their exponents; a claim bounding methods' own exponents is a t-test over seeds "
+                    "of each method's exponent against the bound."),
                    ("table", Table(["claim", "verdict", "says", "source", "sizes", "exponents", "evidence"],
                                    [[f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), v.sizes_text(),
                                      v.spread_text() or "—", v.evidence()] for v in scaling]))]

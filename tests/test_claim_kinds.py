@@ -79,6 +79,34 @@ def test_scaling_claim_needs_five_sizes_spanning_sixteen_times():
     assert verdict.pairs == 3 and "1 seed(s)" in verdict.unit
 
 
+def exponent_claim(**extra):
+    return {"id": "a-near-linear", "kind": "scaling", "says": "a's time grows at most like n^1.2", "methods": ["a"],
+            "metric": "runtime_s", "size": "n", "at_most": 1.2, **extra}
+
+
+def test_exponent_bound_checks_each_methods_own_exponent():
+    rows = timing_rows({"a": 1.0, "b": 2.0})
+    verdict = check_claim(exponent_claim(), rows, "min")
+    assert verdict.kind == "scaling" and verdict.verdict == REPRODUCED
+    (check,) = verdict.checks
+    assert check.method == "a" and check.seeds == 4 and check.mean == pytest.approx(1.0, abs=0.05)
+    assert check.interval[0] < check.mean < check.interval[1] < 1.2
+    assert [e.method for e in verdict.exponents] == ["a"] and "exponent 1" in verdict.evidence()
+    # b grows like n²: at most 1.2 is refuted; at least 1.7 holds; at least 2.5 is refuted
+    assert check_claim(exponent_claim(methods=["b"]), rows, "min").verdict == NOT_REPRODUCED
+    assert check_claim(exponent_claim(methods=["b"], at_most=None, at_least=1.7), rows, "min").verdict == REPRODUCED
+    assert check_claim(exponent_claim(methods=["b"], at_most=None, at_least=2.5), rows, "min").verdict == NOT_REPRODUCED
+    # one method refuting it refutes the claim on both
+    assert check_claim(exponent_claim(methods=["a", "b"]), rows, "min").verdict == NOT_REPRODUCED
+    # an exponent right at the bound, with noise: the interval contains it
+    near = check_claim(exponent_claim(at_most=1.0), timing_rows({"a": 1.0}, seeds=range(6), noise=0.3), "min")
+    assert near.verdict == INCONCLUSIVE and "contains the bound" in near.reason
+    # too few sizes: no exponent, inconclusive
+    few = check_claim(exponent_claim(), timing_rows({"a": 1.0}, sizes=(100, 200, 400, 800)), "min")
+    assert few.verdict == INCONCLUSIVE and few.checks[0].mean is None
+    assert few.to_dict()["kind"] == "scaling" and few.to_dict()["side"] == "at_most"
+
+
 def bound_rows(values: dict[tuple[str, int, str], float | None]):
     return [{"dataset": d, "seed": s, "method": m, "status": "failed" if v is None else "ok",
              "metrics": {} if v is None else {"worst_cost_over_lp": v}} for (d, s, m), v in values.items()]
@@ -189,6 +217,15 @@ def test_claim_kinds_are_checked_when_the_spec_loads(toy_env, write_spec):
         validate_spec(write_spec(bound.replace("kind: bound,", "kind: bound, better: toy-tunable,")))
     with pytest.raises(SpecError, match="missing required key 'at_most'"):
         validate_spec(write_spec(bound.replace(", at_most: 1.0", "")))
+    exponent = scaling.replace("better: toy-tunable, than: toy-constant,", "methods: [toy-tunable], at_most: 1.2,")
+    claim = load_spec(write_spec(exponent)).claims[0]
+    assert (claim.kind, claim.methods, claim.at_most, claim.better) == ("scaling", ("toy-tunable",), 1.2, None)
+    with pytest.raises(SpecError, match="`better` has no meaning in a claim of kind 'scaling' here"):
+        validate_spec(write_spec(exponent.replace("at_most: 1.2,", "at_most: 1.2, better: toy-tunable,")))
+    with pytest.raises(SpecError, match="missing required key 'at_most'"):
+        validate_spec(write_spec(exponent.replace(" at_most: 1.2,", "")))
+    with pytest.raises(SpecError, match="`at_most` has no meaning in a claim of kind 'scaling'"):
+        validate_spec(write_spec(scaling.replace("kind: scaling,", "kind: scaling, at_most: 1.2,")))
     # no kind: the paired comparison, as before
     assert load_spec(write_spec(TOY_SPEC)).claims[0].kind == "paired"
 

@@ -164,6 +164,23 @@ def test_yaml_merge_keys_share_params(toy_env, write_spec):
     assert "duplicate key 'noise'" in problem.message
 
 
+def test_nested_merge_keys_keep_the_inner_override(toy_env, write_spec):
+    """A mapping merged from one that itself merges and overrides a key brings the override, not the key it
+    overrode (PyYAML 6.0.x keeps the first: `hard` would get target 0.4 from `base`, not 0.7 from `mid`)."""
+    text = TOY_SPEC.replace(
+        "  - {name: toy-target, id: easy, params: {noise: 0.05}}\n  - {name: toy-target, id: hard, params: {noise: 0.3}}\n",
+        "  - {name: toy-target, id: easy, params: &mid {<<: &base {noise: 0.05, target: 0.4}, target: 0.7}}\n"
+        "  - {name: toy-target, id: hard, params: {<<: *mid, noise: 0.3}}\n")
+    spec = load_spec(write_spec(text))
+    assert spec.dataset("easy").params == {"noise": 0.05, "target": 0.7}
+    assert spec.dataset("hard").params == {"noise": 0.3, "target": 0.7}
+    # of a list of merged mappings the earlier wins (the merge-key spec)
+    listed = text.replace("{<<: *mid, noise: 0.3}", "{<<: [{target: 0.9}, *mid], noise: 0.3}")
+    assert load_spec(write_spec(listed)).dataset("hard").params == {"noise": 0.3, "target": 0.9}
+    scalar = text.replace("{<<: *mid, noise: 0.3}", "{<<: 3, noise: 0.3}")
+    assert "`<<` merges a mapping (or a list of mappings); found scalar" in only_problem(write_spec(scalar)).message
+
+
 CLAIM = "  - {id: tunable-wins, says: tuned beats constant, better: toy-tunable, than: toy-constant, metric: toy_score}\n"
 
 

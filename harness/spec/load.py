@@ -134,6 +134,38 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
     def mark(node) -> tuple[int, int]:
         return node.start_mark.line + 1, node.start_mark.column + 1
 
+    def scalar_key(key_node):
+        return loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
+
+    def merged_pairs(node, path: Path_) -> list[tuple[str, Any, Any]]:
+        """(key, key node, value node) that a mapping's merge keys bring in, resolved here rather than by PyYAML:
+        its ``flatten_mapping`` (6.0.x) keeps the first pair of a key across a merged mapping's own merged and
+        explicit pairs, so in ``s: &s {<<: *b, t: 1}`` then ``{<<: *s}`` the value of ``t`` came from ``b``, not
+        ``s``. Here a merged mapping contributes its effective pairs (its explicit keys over what it merges), and
+        of a list of mappings the earlier wins, as the merge-key spec says."""
+        found: dict[str, tuple[str, Any, Any]] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag != _MERGE_TAG:
+                continue
+            sources = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for source in sources:
+                if not isinstance(source, yaml.MappingNode):
+                    line, col = mark(source)
+                    problems.append(Problem(file, line, col, path, "`<<` merges a mapping (or a list of mappings); "
+                                                                   f"found {source.id}"))
+                    continue
+                for key, key_node_, value_node_ in effective_pairs(source, path):
+                    found.setdefault(key, (key, key_node_, value_node_))
+        return list(found.values())
+
+    def effective_pairs(node, path: Path_) -> list[tuple[str, Any, Any]]:
+        pairs = {key: (key, k, v) for key, k, v in merged_pairs(node, path)}
+        for key_node, value_node in node.value:
+            key = scalar_key(key_node) if key_node.tag != _MERGE_TAG else None
+            if isinstance(key, str):
+                pairs[key] = (key, key_node, value_node)
+        return list(pairs.values())
+
     def build(node, path: Path_):
         positions.values[path] = mark(node)
         if node.tag not in _STANDARD_TAGS:
@@ -143,14 +175,9 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
         if isinstance(node, yaml.MappingNode):
             out: dict[str, Any] = {}
             explicit = [pair for pair in node.value if pair[0].tag != _MERGE_TAG]
-            if len(explicit) != len(node.value):
-                loader.flatten_mapping(node)  # `<<: *anchor` merge keys: the merged pairs come first
-            merged = node.value[: len(node.value) - len(explicit)]
-            for key_node, value_node in merged:
-                key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
-                if isinstance(key, str) and key not in out:
-                    positions.keys[path + (key,)] = mark(key_node)
-                    out[key] = build(value_node, path + (key,))
+            for key, key_node, value_node in merged_pairs(node, path):  # `<<: *anchor` merge keys come first
+                positions.keys[path + (key,)] = mark(key_node)
+                out[key] = build(value_node, path + (key,))
             inherited = set(out)
             for key_node, value_node in explicit:
                 key = loader.construct_object(key_node) if isinstance(key_node, yaml.ScalarNode) else None
@@ -490,28 +517,31 @@ def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list
             report(("claims", i, "id"), f"claim id {claim['id']!r} is used twice")
         claim_ids.add(claim["id"])
         kind = claim.get("kind", "paired")
-        compared = ("methods",) if kind == BOUND else ("better", "than")
+        # a bound, and a scaling claim on each method's own exponent, name methods and a bound; the others a pair
+        bounded = kind == BOUND or (kind == SCALING and "methods" in claim)
+        compared = ("methods",) if bounded else ("better", "than")
         for key in ("better", "than", "methods", "size", "at_most", "at_least"):
-            wrong_kind = (key in ("better", "than") and kind == BOUND) or (key == "methods" and kind != BOUND) \
-                or (key == "size" and kind != SCALING) or (key in ("at_most", "at_least") and kind != BOUND)
+            wrong_kind = (key in ("better", "than") and bounded) or (key == "methods" and kind not in (BOUND, SCALING)) \
+                or (key == "size" and kind != SCALING) or (key in ("at_most", "at_least") and not bounded)
             if key in claim and wrong_kind:
-                report(("claims", i, key), f"`{key}` has no meaning in a claim of kind {kind!r}; "
-                                           f"a {kind} claim names {', '.join(compared)}")
-        if kind == BOUND and "at_most" in claim and "at_least" in claim:
-            report(("claims", i, "at_least"), "a bound claim sets one of at_most and at_least, not both")
+                what = (f"a scaling claim names either better and than, or methods with at_most / at_least"
+                        if kind == SCALING else f"a {kind} claim names {', '.join(compared)}")
+                report(("claims", i, key), f"`{key}` has no meaning in a claim of kind {kind!r} here; {what}")
+        if bounded and "at_most" in claim and "at_least" in claim:
+            report(("claims", i, "at_least"), f"a {kind} claim on methods sets one of at_most and at_least, not both")
         named = [(("claims", i, key), claim[key]) for key in ("better", "than") if key in compared and key in claim]
         named += [(("claims", i, "methods", j), m) for j, m in enumerate(claim.get("methods", []))]
         for path, method_id in named:
             if method_id not in method_ids:
                 report(path, f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: {', '.join(method_ids)}")
-        if kind != BOUND and claim.get("better") is not None and claim.get("better") == claim.get("than"):
+        if not bounded and claim.get("better") is not None and claim.get("better") == claim.get("than"):
             report(("claims", i, "than"), "a claim compares two different methods")
         if claim["metric"] not in task_metrics:
             report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
         for j, dataset_id in enumerate(claim.get("datasets", [])):
             if dataset_id not in dataset_ids:
                 report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
-            elif kind != BOUND:
+            elif not bounded:
                 left_out = [claim[k] for k in ("better", "than")
                             if datasets[dataset_id].get("methods") and claim.get(k) not in datasets[dataset_id]["methods"]]
                 if left_out:

@@ -1,0 +1,225 @@
+"""np.regression and the gridded TNP: the GP ceiling, the training prior, the grid encoder, the Swin mask,
+translation equivariance, the memory count, the shared training stream and the loader's errors."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from harness.tasks.base import Context, DataError  # noqa: E402
+from harness.tasks.np import regression as npr  # noqa: E402
+
+SHAPE = SimpleNamespace(x_dim=2, domain_width=4.0)
+
+
+def test_gp_ceiling_matches_a_direct_posterior():
+    """The ceiling from the joint factor's leading block equals the textbook predictive from a fresh solve."""
+    rng = np.random.default_rng(0)
+    prior = npr.Prior(lengthscale=0.5, noise=0.1, width=4.0)
+    tasks = npr.draw_exact_tasks(rng, prior, count=3, batch_size=3, context=(30, 30), targets=7, shift=0.0)
+    batch = tasks.batches[0]
+    for i in range(3):
+        xc, yc, xt, yt = batch["xc"][i], batch["yc"][i], batch["xt"][i], batch["yt"][i]
+
+        def k(a, b):
+            return np.exp(-0.5 * ((a[:, None, :] - b[None, :, :]) ** 2).sum(-1) / prior.lengthscale**2)
+
+        k_cc = k(xc, xc) + prior.noise**2 * np.eye(len(xc))
+        k_tc = k(xt, xc)
+        mean = k_tc @ np.linalg.solve(k_cc, yc)
+        var = 1.0 - np.einsum("ij,ji->i", k_tc, np.linalg.solve(k_cc, k_tc.T)) + prior.noise**2
+        expected = np.mean(-0.5 * (np.log(2 * math.pi * var) + (yt - mean) ** 2 / var))
+        assert batch["gp_ll"][i] == pytest.approx(expected, rel=1e-9, abs=1e-9)
+
+
+def test_exact_draws_have_the_priors_covariance():
+    """Over 3000 exactly drawn two-point tasks: E y² = 1 + noise², and E y y' regressed on the kernel has slope 1."""
+    prior = npr.Prior(lengthscale=0.25, noise=0.1, width=1.0)  # a small square: the kernel spans (0, 1]
+    tasks = npr.draw_exact_tasks(np.random.default_rng(2), prior, count=3000, batch_size=1000, context=(2, 2),
+                                 targets=0, shift=0.0)
+    x = np.concatenate([b["xc"] for b in tasks.batches])
+    y = np.concatenate([b["yc"] for b in tasks.batches])
+    assert np.mean(y**2) == pytest.approx(1 + prior.noise**2, abs=0.06)
+    kernel = np.exp(-0.5 * ((x[:, 0] - x[:, 1]) ** 2).sum(-1) / prior.lengthscale**2)
+    product = y[:, 0] * y[:, 1]
+    assert float((kernel * product).sum() / (kernel**2).sum()) == pytest.approx(1.0, abs=0.08)
+
+
+def test_fourier_feature_prior_approximates_the_rbf_kernel():
+    """The training prior's covariance at distance d tends to exp(−d²/2ℓ²): checked over 3000 functions."""
+    prior = npr.Prior(lengthscale=0.25, noise=1e-6, width=1.0)  # a small square: the kernel spans (0, 1]
+    generator = torch.Generator().manual_seed(0)
+    values = []
+    for _ in range(30):
+        xc, yc, xt, yt = npr.fourier_feature_batch(generator, prior, 100, 2, 0, 512)
+        values.append((xc, yc))
+    x = torch.cat([v[0] for v in values])  # (3000, 2, 2)
+    y = torch.cat([v[1] for v in values])[..., 0]  # (3000, 2)
+    # every function has its own inputs: regress y0·y1 on the kernel at their distance
+    d2 = (x[:, 0] - x[:, 1]).square().sum(-1)
+    kernel = torch.exp(-0.5 * d2 / prior.lengthscale**2)
+    product = y[:, 0] * y[:, 1]
+    assert y.square().mean().item() == pytest.approx(1.0, abs=0.08)  # unit signal variance
+    slope = float((kernel * product).sum() / kernel.square().sum())
+    assert slope == pytest.approx(1.0, abs=0.1)
+
+
+def test_grid_encoder_equals_a_node_by_node_reference():
+    """The padded, vectorised PT-GE gives what each node's own cross-attention over {u_g} ∪ its points gives."""
+    from implementations.gridded_tnp._model import PseudoTokenGridEncoder
+
+    torch.manual_seed(0)
+    size, width, dim = 4, 4.0, 16
+    for equivariant in (False, True):
+        encoder = PseudoTokenGridEncoder(dim, 2, 32, size * size, 2, equivariant)
+        b, n = 2, 37
+        x = torch.rand(b, n, 2) * 4 - 2
+        tokens = torch.randn(b, n, dim)
+        centre = torch.zeros(b, 2)
+        from components.neural_process_torch import grid_nodes, nearest_node
+
+        grid_x = grid_nodes(centre, size, width)
+        extra = torch.randn(b, size * size, dim)
+        node = nearest_node(x, centre, size, width)
+        out = encoder(extra, grid_x, tokens, x, node)
+        for i in range(b):
+            for g in range(size * size):
+                members = (node[i] == g).nonzero()[:, 0]
+                query = (extra[i, g] + encoder.initial[g])[None, None]
+                keys = torch.cat([query[0], tokens[i, members]])[None]
+                bias = None
+                if equivariant:
+                    offsets = torch.cat([torch.zeros(1, 2), grid_x[i, g] - x[i, members]])
+                    bias = encoder.kernel(offsets).T[None, :, None, :]
+                expected = encoder.block(query, keys, bias)
+                assert torch.allclose(out[i, g], expected[0, 0], atol=1e-5), (i, g, equivariant)
+
+
+def test_points_go_to_their_nearest_grid_node():
+    from components.neural_process_torch import grid_nodes, nearest_node
+
+    centre = torch.tensor([[0.5, -1.0]])
+    x = torch.rand(1, 200, 2) * 4 - 2 + centre[:, None, :]
+    nodes = grid_nodes(centre, 8, 4.0)
+    brute = torch.cdist(x, nodes).argmin(-1)
+    assert torch.equal(nearest_node(x, centre, 8, 4.0), brute)
+
+
+def test_shifted_windows_do_not_wrap_around_the_grid():
+    """Swin's mask: after a layer, the corner token is untouched by the opposite corner, which the roll puts in its
+    window; without the mask it would not be."""
+    from implementations.gridded_tnp._model import SwinLayer
+
+    torch.manual_seed(0)
+    size, dim = 8, 16
+    layer = SwinLayer(dim, 2, 32, size, 4, 2, 0.5, 2, equivariant=False)
+    grid = torch.randn(1, size, size, dim)
+    moved = grid.clone()
+    moved[0, size - 1, size - 1] += 3 * torch.randn(dim)  # not a constant: LayerNorm would remove it
+    assert torch.allclose(layer(grid)[0, 0, 0], layer(moved)[0, 0, 0])
+    # a neighbour inside the same shifted window does reach it
+    near = grid.clone()
+    near[0, 1, 1] += 3 * torch.randn(dim)
+    assert not torch.allclose(layer(grid)[0, 0, 0], layer(near)[0, 0, 0])
+    layer.shift_mask.fill_(True)  # the mask off: the wrapped corner leaks in
+    assert not torch.allclose(layer(grid)[0, 0, 0], layer(moved)[0, 0, 0])
+
+
+@pytest.mark.parametrize("name, equivariant", [("gridded-tetnp", True), ("convcnp", True), ("gridded-tnp", False)])
+def test_translation_equivariance(name, equivariant):
+    """Shifting every input by the same vector leaves the TE models' predictions unchanged (to float32 rounding),
+    and changes the non-equivariant gridded TNP's."""
+    from harness.registry import default_registry
+
+    torch.manual_seed(0)
+    model = default_registry().load("methods", name)().build(SHAPE).eval()
+    xc, yc, xt = torch.rand(2, 100, 2) * 4 - 2, torch.randn(2, 100, 1), torch.rand(2, 30, 2) * 4 - 2
+    shift = torch.tensor([3.0, -1.5])
+    with torch.no_grad():
+        mean, std = model(xc, yc, xt)
+        mean_s, std_s = model(xc + shift, yc, xt + shift)
+    same = torch.allclose(mean, mean_s, atol=1e-4) and torch.allclose(std, std_s, atol=1e-4)
+    assert same == equivariant
+
+
+def test_peak_activation_counts_live_tensors_op_by_op():
+    mib = 2**20
+    weights = torch.ones(256, 1024)  # made before: not counted
+
+    def two_alive():
+        a = weights + 1  # 1 MiB
+        b = a * 2  # 2 MiB alive
+        return b.view(-1)[:10].sum()  # a view adds nothing
+
+    def one_at_a_time():
+        for _ in range(3):
+            a = weights + 1  # each freed before the next
+            del a
+
+    assert npr.peak_activation_bytes(two_alive) == 2 * mib + 4  # the 4-byte sum
+    assert npr.peak_activation_bytes(one_at_a_time) == mib
+
+
+def test_every_method_trains_on_the_same_stream(tmp_path):
+    """The training batches depend on the seed only: not on the dataset, the split or the evaluation settings."""
+    a = npr.gp_2d(Context(seed=3, dataset="gp-in-domain"), tasks=2, n_context=20, targets=5, train_steps=3,
+                  train_context=[10, 20], train_targets=5, features=16)
+    b = npr.gp_2d(Context(seed=3, split="val", dataset="nc-512"), tasks=1, n_context=40, targets=5, train_steps=3,
+                  train_context=[10, 20], train_targets=5, features=16, shift=2.0)
+    c = npr.gp_2d(Context(seed=4, dataset="gp-in-domain"), tasks=2, n_context=20, targets=5, train_steps=3,
+                  train_context=[10, 20], train_targets=5, features=16)
+    first = list(npr.training_stream(a, Context(seed=3, dataset="gp-in-domain")))
+    again = list(npr.training_stream(b, Context(seed=3, split="val", dataset="nc-512")))
+    other = list(npr.training_stream(c, Context(seed=4, dataset="gp-in-domain")))
+    assert len(first) == 3
+    assert all(torch.equal(u, v) for s, t in zip(first, again) for u, v in zip(s, t))
+    assert not all(torch.equal(u, v) for s, t in zip(first, other) for u, v in zip(s, t) if u.shape == v.shape)
+
+
+def test_a_diverging_model_fails_with_the_step():
+    class Exploding(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.ones(1))
+
+        def forward(self, xc, yc, xt):
+            mean = torch.full(xt.shape[:-1] + (1,), float("nan")) * self.w
+            return mean, torch.ones_like(mean)
+
+    data = npr.gp_2d(Context(seed=0), tasks=1, n_context=10, targets=3, train_steps=2, train_context=[5, 6],
+                     train_targets=3, features=8)
+    with pytest.raises(FloatingPointError, match="training diverged at step 1 of 2"):
+        npr.train_model(Exploding(), data, Context(seed=0))
+
+
+@pytest.mark.parametrize("params, message", [
+    ({"n_context": [800, 200]}, r"n_context = \[800, 200\]: expected an integer of at least 2, or \[min, max\]"),
+    ({"lengthscale": 0}, "lengthscale = 0: expected a positive number"),
+    ({"train_steps": 0}, "train_steps = 0: expected an integer of at least 1"),
+    ({"shift": "far"}, "shift = 'far': expected a number"),
+    ({"n_context": 30000}, "at most 20,000 are allowed here"),
+])
+def test_bad_dataset_parameters_name_the_parameter(params, message):
+    with pytest.raises(DataError, match=message):
+        npr.gp_2d(Context(seed=0), **params)
+
+
+def test_a_trained_model_is_reused_across_datasets():
+    """One training per seed and method serves every dataset: the second dataset reports the first's train_s."""
+    from baselines.neural_processes import PseudoTokenTNP
+
+    small = dict(targets=5, train_steps=2, train_context=[10, 12], train_targets=5, features=8, batch_size=2,
+                 timing_repeats=1)
+    method = PseudoTokenTNP(dim=16, heads=2, ffn=16, layers=1, latents=4)
+    first = npr.TASK.evaluate(method, npr.gp_2d(Context(seed=11, dataset="a"), tasks=2, n_context=10, **small),
+                              Context(seed=11, dataset="a"))
+    again = PseudoTokenTNP(dim=16, heads=2, ffn=16, layers=1, latents=4)
+    second = npr.TASK.evaluate(again, npr.gp_2d(Context(seed=11, dataset="b"), tasks=1, n_context=50, shift=1.0,
+                                                **small), Context(seed=11, dataset="b"))
+    assert second["train_s"] == first["train_s"] and again.model_ is method.model_
+    assert second["train_log_likelihood"] == first["train_log_likelihood"]
+    assert set(first) == set(npr.TASK.metrics) and all(math.isfinite(v) for v in first.values())

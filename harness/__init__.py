@@ -28,14 +28,15 @@ if TYPE_CHECKING:
     from harness.runner import SpecRun, run
     from harness.spec.load import SpecError, load_spec, validate_spec
     from harness.store import read_results
-    from harness.tasks.base import Context, Curve, DataError, DataUnavailable, Evaluation, SourceTraining, Task, WorkerCache
+    from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
+    from harness.tasks.evaluation import Curve, Evaluation
 
 _EXPORTS = {
     "run": "harness.runner", "SpecRun": "harness.runner", "RunOptions": "harness.plan",
     "read_results": "harness.store", "load_spec": "harness.spec.load", "validate_spec": "harness.spec.load",
     "SpecError": "harness.spec.load", "Task": "harness.tasks.base", "Context": "harness.tasks.base",
     "DataUnavailable": "harness.tasks.base", "DataError": "harness.tasks.base", "WorkerCache": "harness.tasks.base",
-    "SourceTraining": "harness.tasks.base", "Evaluation": "harness.tasks.base", "Curve": "harness.tasks.base",
+    "SourceTraining": "harness.tasks.base", "Evaluation": "harness.tasks.evaluation", "Curve": "harness.tasks.evaluation",
 }
 
 

@@ -57,7 +57,8 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     from harness.frameworks import framework_of
     from harness.hardware import DeviceUnavailable
     from harness.registry import default_registry
-    from harness.tasks.base import Context, DataUnavailable, Evaluation, curve_record
+    from harness.tasks.base import Context, DataUnavailable
+    from harness.tasks.evaluation import Evaluation, curve_record
 
     started = time.perf_counter()
     result: dict[str, Any] = {"status": "ok", "metrics": {}, "error": None, "device": None}

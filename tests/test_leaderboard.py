@@ -513,7 +513,7 @@ def test_curves_are_kept_per_cell_and_drawn_with_their_theory(toy_env, write_spe
     import json
 
     from harness.runner import run
-    from harness.tasks.base import Curve, curve_record
+    from harness.tasks.evaluation import Curve, curve_record
 
     text = TOY_SPEC.replace("params: {noise: 0.05}", "params: {noise: 0.05, curve: theory}")
     out = tmp_path / "out"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import abc
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar
 
 SPLITS = ("train", "val", "test")
 
@@ -156,44 +156,6 @@ class SourceTraining:
         for name, value in fitted.items():
             setattr(method, name, value)
         return seconds
-
-
-@dataclass(frozen=True)
-class Curve:
-    """A series a cell measured beside its metrics: the error after each round of a design, the excess loss after
-    each epoch. ``theory`` is the paper's prediction at the same ``x`` (drawn dashed beside the measurement), or
-    None. The leaderboard plots each method's mean curve over seeds with its 95% band, one panel per dataset and
-    curve name, and tabulates it."""
-
-    x: Sequence[float]
-    y: Sequence[float]
-    x_label: str = "step"
-    y_label: str = ""
-    theory: Sequence[float] | None = None
-
-
-@dataclass(frozen=True)
-class Evaluation:
-    """What :meth:`Task.evaluate` may return instead of a plain metrics dict: the metrics and named curves."""
-
-    metrics: dict[str, float]
-    curves: dict[str, Curve] = field(default_factory=dict)
-
-
-def curve_record(name: str, curve: Curve) -> dict[str, Any]:
-    """A :class:`Curve` as the plain dict ``runs.jsonl`` keeps; a ValueError says what is wrong with it."""
-    import math
-
-    x, y = [float(v) for v in curve.x], [float(v) for v in curve.y]
-    theory = None if curve.theory is None else [float(v) for v in curve.theory]
-    if not x or len(x) != len(y) or (theory is not None and len(theory) != len(x)):
-        raise ValueError(f"curve {name!r}: x has {len(x)} values, y {len(y)}"
-                         + ("" if theory is None else f", theory {len(theory)}") + "; expected the same number (≥ 1)")
-    for label, values in (("x", x), ("y", y), ("theory", theory or [])):
-        bad = next((v for v in values if not math.isfinite(v)), None)
-        if bad is not None:
-            raise ValueError(f"curve {name!r}: {label} holds {bad} (not a finite number)")
-    return {"x": x, "y": y, "x_label": curve.x_label, "y_label": curve.y_label or name, "theory": theory}
 
 
 class Task(abc.ABC):

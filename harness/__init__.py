@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 __all__ = [
     "run", "RunOptions", "SpecRun", "read_results", "load_spec", "validate_spec", "SpecError",
-    "Task", "Context", "DataUnavailable", "DataError", "WorkerCache", "SourceTraining",
+    "Task", "Context", "DataUnavailable", "DataError", "WorkerCache", "SourceTraining", "Evaluation", "Curve",
 ]
 __version__ = "0.1.0"
 
@@ -29,13 +29,14 @@ if TYPE_CHECKING:
     from harness.spec.load import SpecError, load_spec, validate_spec
     from harness.store import read_results
     from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
+    from harness.tasks.evaluation import Curve, Evaluation
 
 _EXPORTS = {
     "run": "harness.runner", "SpecRun": "harness.runner", "RunOptions": "harness.plan",
     "read_results": "harness.store", "load_spec": "harness.spec.load", "validate_spec": "harness.spec.load",
     "SpecError": "harness.spec.load", "Task": "harness.tasks.base", "Context": "harness.tasks.base",
     "DataUnavailable": "harness.tasks.base", "DataError": "harness.tasks.base", "WorkerCache": "harness.tasks.base",
-    "SourceTraining": "harness.tasks.base",
+    "SourceTraining": "harness.tasks.base", "Evaluation": "harness.tasks.evaluation", "Curve": "harness.tasks.evaluation",
 }
 
 

@@ -58,6 +58,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     from harness.hardware import DeviceUnavailable
     from harness.registry import default_registry
     from harness.tasks.base import Context, DataUnavailable
+    from harness.tasks.evaluation import Evaluation, curve_record
 
     started = time.perf_counter()
     result: dict[str, Any] = {"status": "ok", "metrics": {}, "error": None, "device": None}
@@ -83,6 +84,11 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
             data_key, lambda: registry.load("datasets", cell["dataset_name"])(context, **cell["dataset_params"]))
         method = registry.load("methods", cell["method_name"])(**cell["params"])
         metrics = task.evaluate(method, data, context)
+        if isinstance(metrics, Evaluation):
+            curves = {name: curve_record(name, curve) for name, curve in metrics.curves.items()}
+            if curves:
+                result["curves"] = curves
+            metrics = metrics.metrics
         clean = {}
         for name, value in metrics.items():
             value = float(value)

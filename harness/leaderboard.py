@@ -499,7 +499,8 @@ def page_blocks(board: Board) -> list:
         blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
     blocks += [("li", line) for line in _header_lines(board)]
     blocks.append(("figure",))
-    blocks += _claim_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board) + _tuning_blocks(board)
+    blocks += _claim_blocks(board) + _curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    blocks += _tuning_blocks(board)
     for dataset, table in board.tables.items():
         blocks += _dataset_blocks(board, dataset, table)
     return blocks
@@ -512,6 +513,9 @@ def render_markdown(board: Board) -> str:
         kind = block[0]
         if kind == "figure":
             continue
+        if kind == "curves-figure":
+            block = ("p", f"![curves]({CURVES_SVG})")
+            kind = "p"
         if out and not (kind == "li" and previous == "li"):
             out.append("")
         if kind == "h1":
@@ -621,6 +625,138 @@ def plot_figure(board: Board):
     return fig
 
 
+CURVES_SVG = "curves.svg"
+CURVE_TABLE_POINTS = 8  # the page's table of a curve shows at most this many x values
+
+
+@dataclass
+class CurveLine:
+    """One method's curve on one dataset: the mean over seeds at each x, its 95% half-width, and the theory."""
+
+    method: str
+    x: list[float]
+    mean: list[float]
+    half_width: list[float | None]
+    theory: list[float] | None
+    seeds: int
+
+
+def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
+    """(dataset, curve name) → (x label, y label, one line per method), from the rows' ``curves``. A method's seeds
+    are averaged where their x values agree with its first seed's; seeds measured at other x are left out."""
+    method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
+    dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
+    found: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    labels: dict[tuple[str, str], tuple[str, str]] = {}
+    for row in board.rows:
+        if row.get("status") != "ok":
+            continue
+        for name, curve in (row.get("curves") or {}).items():
+            found.setdefault((row["dataset"], name), {}).setdefault(row["method"], []).append(curve)
+            labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
+    panels = {}
+    for key in sorted(found, key=lambda k: (dataset_order.index(k[0]) if k[0] in dataset_order else len(dataset_order), k)):
+        lines = []
+        for method in sorted(found[key], key=lambda m: method_order.index(m) if m in method_order else len(method_order)):
+            curves = found[key][method]
+            x = curves[0]["x"]
+            same = [c for c in curves if c["x"] == x]
+            columns = list(zip(*(c["y"] for c in same)))
+            stats = [mean_and_half_width(list(col)) for col in columns]
+            theories = [c["theory"] for c in same if c.get("theory") is not None]
+            theory = [sum(t) / len(t) for t in zip(*theories)] if theories else None
+            lines.append(CurveLine(method, list(x), [m for m, _ in stats], [h for _, h in stats], theory, len(same)))
+        panels[key] = (*labels[key], lines)
+    return panels
+
+
+def _curve_blocks(board: Board) -> list:
+    panels = curve_panels(board)
+    if not panels:
+        return []
+    blocks: list = [("h2", "Curves"), ("p",
+                     "Each method's measured curve is its mean over seeds (the band and ± are the half-width of the "
+                     "95% t-interval); a dashed line of the same colour is the theory's prediction for that method, "
+                     "averaged over the same seeds."), ("curves-figure",)]
+    for (dataset, name), (x_label, y_label, lines) in panels.items():
+        xs = lines[0].x
+        step = max(1, math.ceil(len(xs) / CURVE_TABLE_POINTS))
+        shown = sorted(set(range(0, len(xs), step)) | {len(xs) - 1})
+        rows = []
+        for line in lines:
+            cells = [_fmt_mean(line.mean[i], line.half_width[i]) if i < len(line.x) else "—" for i in shown]
+            rows.append([line.method, str(line.seeds), *cells])
+            if line.theory is not None:
+                rows.append([f"{line.method} (theory)", str(line.seeds),
+                             *[f"{line.theory[i]:.4g}" if i < len(line.theory) else "—" for i in shown]])
+        header = ["method", "seeds", *[f"{x_label} {xs[i]:g}" for i in shown]]
+        blocks.append(("table", Table(header, rows, summary=f"{dataset}: {y_label} against {x_label}")))
+    return blocks
+
+
+def _fmt_mean(mean: float, half: float | None) -> str:
+    return f"{mean:.4g}" + ("" if half is None else f" ± {half:.2g}")
+
+
+def plot_curves(board: Board):
+    """One panel per (dataset, curve): each method's mean curve with its 95% band, its theory dashed."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.lines import Line2D
+
+    panels = curve_panels(board)
+    methods = list(dict.fromkeys(line.method for _, _, lines in panels.values() for line in lines))
+    colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}
+    rows = math.ceil(len(panels) / PANEL_COLUMNS)
+    columns = math.ceil(len(panels) / rows)
+    fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows + 1.3), squeeze=False)
+    theory_drawn = False
+    for ax, ((dataset, name), (x_label, y_label, lines)) in zip(axes.flat, panels.items()):
+        positive = all(v > 0 for line in lines for v in line.mean + (line.theory or []))
+        for line in lines:
+            ax.plot(line.x, line.mean, color=colour[line.method], marker="." if len(line.x) <= 20 else None)
+            if any(h is not None for h in line.half_width):
+                low = [m - (h or 0.0) for m, h in zip(line.mean, line.half_width)]
+                high = [m + (h or 0.0) for m, h in zip(line.mean, line.half_width)]
+                ax.fill_between(line.x, low, high, color=colour[line.method], alpha=0.15, linewidth=0)
+            if line.theory is not None:
+                ax.plot(line.x, line.theory, color=colour[line.method], linestyle="--", linewidth=1)
+                theory_drawn = True
+        values = [v for line in lines for v in line.mean if v > 0]
+        if positive and values and max(values) > 100 * min(values):
+            ax.set_yscale("log")  # a curve over orders of magnitude reads as one
+        ax.set_title(f"{dataset}: {name}", fontsize="medium")
+        ax.set_xlabel(x_label, fontsize="small")
+        ax.set_ylabel(y_label, fontsize="small")
+        ax.grid(alpha=0.3)
+        ax.tick_params(labelsize="small")
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    handles = [Line2D([], [], color=colour[m], label=m) for m in methods]
+    if theory_drawn:
+        handles.append(Line2D([], [], color="0.35", linestyle="--", linewidth=1, label="theory (method's colour)"))
+    fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize="small", frameon=False)
+    fig.suptitle(f"{board.spec['name']} ({board.meta['profile']}): measured curves, mean and 95% band over seeds",
+                 fontsize="medium")
+    fig.tight_layout(rect=(0, (0.25 * math.ceil(len(handles) / 4) + 0.1) / fig.get_figheight(), 1, 1))
+    return fig
+
+
+def render_curves_svg(board: Board) -> str:
+    """:func:`plot_curves` as SVG (deterministic: no date, a fixed hash salt)."""
+    import matplotlib.pyplot as plt
+
+    fig = plot_curves(board)
+    buffer = io.StringIO()
+    with plt.rc_context({"svg.hashsalt": "harness-curves"}):
+        fig.savefig(buffer, format="svg", metadata={"Date": None})
+    plt.close(fig)
+    svg = buffer.getvalue()
+    return svg[svg.index("<svg"):]
+
+
 def render_plot_svg(board: Board) -> str:
     """:func:`plot_figure` as inline SVG."""
     import matplotlib.pyplot as plt
@@ -656,6 +792,8 @@ def render_html(board: Board) -> str:
         kind = block[0]
         if kind == "figure":
             body.append(f"<figure>{render_plot_svg(board)}</figure>" if board.tables else "<p>No finished cells yet.</p>")
+        elif kind == "curves-figure":
+            body.append(f"<figure>{render_curves_svg(board)}</figure>")
         elif kind == "h1":
             body.append(f"<h1>{_inline(block[1])}</h1>")
         elif kind == "h2":
@@ -725,6 +863,10 @@ def write_leaderboard(folder: Path) -> list:
     write_atomic(folder / "leaderboard.md", render_markdown(board))
     write_atomic(folder / "leaderboard.csv", render_csv(board))
     write_atomic(folder / "leaderboard.html", render_html(board))
+    if curve_panels(board):
+        write_atomic(folder / CURVES_SVG, render_curves_svg(board))
+    elif (folder / CURVES_SVG).exists():
+        (folder / CURVES_SVG).unlink()  # a re-run without curves leaves no stale figure
     write_atomic(folder / "claims.json", json.dumps(
         {"spec": board.spec["name"], "profile": board.meta["profile"], "title": board.spec["title"],
          "zero_variance": board.zero_variance, "at_chance": board.at_chance,

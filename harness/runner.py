@@ -250,7 +250,7 @@ class _Recorder:
 
     def record(self, cell: Cell, result: dict[str, Any], tuned: list[str]) -> dict[str, Any]:
         spec = self.spec
-        return {
+        row = {
             "key": cell.key, "spec": spec.name, "profile": spec.profile, "task": spec.task,
             "task_version": self.task_version, "dataset": cell.dataset.id, "dataset_name": cell.dataset.name,
             "dataset_params": cell.dataset.params, "method": cell.method.id,
@@ -262,6 +262,9 @@ class _Recorder:
             "device": result.get("device"), "git_commit": self.commit, "spec_hash": spec.spec_hash,
             "versions": self.versions, "finished_at": _now(), "code": cell.code,
         }
+        if result.get("curves"):  # only tasks that measure series write the field
+            row["curves"] = result["curves"]
+        return row
 
 
 def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, executor, bar: Progress) -> tuple[dict, dict]:

@@ -505,3 +505,32 @@ def test_the_page_fits_1400_px_without_a_horizontal_scrollbar(committed, tmp_pat
     assert client_width > WINDOW_WIDTH - 40  # the window really was 1400 px wide (less a vertical scrollbar)
     assert scroll_width <= client_width, (f"{committed.parent.name}/{committed.name}: the page is {scroll_width} px "
                                           f"wide in a {client_width} px window; see {screenshot}")
+
+
+def test_curves_are_kept_per_cell_and_drawn_with_their_theory(toy_env, write_spec, tmp_path):
+    """A task that returns an Evaluation with curves: runs.jsonl keeps them per cell, the page tabulates each
+    method's mean curve over seeds (and its theory) and writes curves.svg; a bad curve fails its cell."""
+    import json
+
+    from harness.runner import run
+    from harness.tasks.evaluation import Curve, curve_record
+
+    text = TOY_SPEC.replace("params: {noise: 0.05}", "params: {noise: 0.05, curve: theory}")
+    out = tmp_path / "out"
+    run(write_spec(text), out=out)
+    rows = [json.loads(line) for line in (out / "toy" / "runs.jsonl").read_text().splitlines()]
+    easy = [r for r in rows if r["dataset"] == "easy" and r["split"] == "test"]
+    assert easy and all(r["curves"]["loss_by_step"]["x"] == [1.0, 2.0, 4.0, 8.0] for r in easy)
+    assert all("curves" not in r for r in rows if r["dataset"] == "hard")  # a cell without curves adds no field
+    row = easy[0]
+    loss = row["metrics"]["toy_loss"]
+    assert row["curves"]["loss_by_step"]["y"] == pytest.approx([loss, loss / 2, loss / 4, loss / 8])
+    page = (out / "toy" / "leaderboard.md").read_text()
+    assert "## Curves" in page and "![curves](curves.svg)" in page
+    assert "easy: loss_by_step against step" in page and "toy-constant (theory)" in page
+    assert (out / "toy" / "curves.svg").read_text().startswith("<svg")
+    assert "<h2>Curves</h2>" in (out / "toy" / "leaderboard.html").read_text()
+    with pytest.raises(ValueError, match="curve 'c': x has 2 values, y 3; expected the same number"):
+        curve_record("c", Curve([1, 2], [1, 2, 3]))
+    with pytest.raises(ValueError, match=r"curve 'c': y holds nan \(not a finite number\)"):
+        curve_record("c", Curve([1, 2], [1, float("nan")]))

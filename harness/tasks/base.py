@@ -192,7 +192,10 @@ class Task(abc.ABC):
     def evaluate(self, method: Any, data: Any, context: Context) -> dict[str, float]:
         """Run ``method`` on ``data`` under ``context``; return every metric of :attr:`metrics`.
 
-        Values must be finite numbers (the engine fails a cell that returns NaN or inf).
+        Values must be finite numbers (the engine fails a cell that returns NaN or inf). A task that
+        also measures series (an error per round, a loss per epoch) returns an :class:`Evaluation`
+        with its :class:`Curve` s; they are kept in the cell's ``runs.jsonl`` row under ``curves``
+        and plotted on the leaderboard, each beside its ``theory`` when the task gives one.
         Raise :class:`DataUnavailable` when the cell cannot run here (it is then skipped).
         Data the protocol cannot use is the loader's to reject, with :class:`DataError`,
         so that a cell fails before any training rather than after it.

@@ -41,13 +41,13 @@ class Guesser(Protocol):
 
 
 class Data:
-    def __init__(self, target: float, hint: float):
-        self.target, self.hint = target, hint
+    def __init__(self, target: float, hint: float, curve: bool = False):
+        self.target, self.hint, self.curve = target, hint, curve
 
 
-def toy_target(context, *, target=0.5, noise=0.1):
+def toy_target(context, *, target=0.5, noise=0.1, curve=False):
     rng = context.rng("data")
-    return Data(target + noise * rng.standard_normal(), hint=target)
+    return Data(target + noise * rng.standard_normal(), hint=target, curve=curve)
 
 
 def toy_local(context, *, file="target.txt"):
@@ -72,7 +72,13 @@ class Task(harness.Task):
         start = time.perf_counter()
         guess = method.guess(data.hint, context.rng("method"))
         loss = abs(guess - data.target)
-        return {"toy_score": 1.0 - loss, "toy_loss": loss, "runtime_s": time.perf_counter() - start}
+        metrics = {"toy_score": 1.0 - loss, "toy_loss": loss, "runtime_s": time.perf_counter() - start}
+        if not data.curve:
+            return metrics
+        steps = [1.0, 2.0, 4.0, 8.0]  # a loss that halves per doubling, and the theory's 1/step
+        return harness.Evaluation(metrics, {"loss_by_step": harness.Curve(
+            steps, [loss / s for s in steps], x_label="step", theory=[loss / s for s in steps] if data.curve == "theory"
+            else None)})
 
 
 TASK = Task()

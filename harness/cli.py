@@ -174,16 +174,31 @@ def _factor(text: str) -> float:
     return value
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a job scheduler's stop), handled as Ctrl-C is: the workers are stopped, the finished
+    cells stay saved. Unhandled, SIGTERM ended the run at once and left its worker processes computing."""
+
+
+def _on_sigterm(signum, frame):
+    raise Terminated()
+
+
 def main(argv: list[str] | None = None) -> int:
+    import signal
+    import threading
+
     args = build_parser().parse_args(argv)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return COMMANDS[args.command](args)
     except UsageError as exc:
         print(f"harness {args.command}: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("interrupted; finished cells are saved and a new `harness run` resumes", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        print(f"{'terminated' if isinstance(exc, Terminated) else 'interrupted'}; finished cells are saved and a "
+              "new `harness run` resumes", file=sys.stderr)
+        return 143 if isinstance(exc, Terminated) else 130
     except BrokenPipeError:
         # the reader went away (`harness list | head`): stop quietly, as other Unix tools do,
         # and keep Python from reporting the same broken pipe again when it flushes at exit

@@ -116,10 +116,27 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
 CELL_STARTED = "started"  # a worker's message that it began the cell it was sent
 
 
-def _worker_main(conn: Connection) -> None:
+def _die_with_parent() -> None:
+    """Linux: have the kernel SIGKILL this worker when the process that started it dies, however it dies (a
+    SIGKILL'd `harness run` cannot stop its workers itself, and one left computing kept 14 GB for minutes)."""
+    import ctypes
+    import signal
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # not Linux: the pipe's EOF still ends an idle worker
+        return
+
+
+def _worker_main(conn: Connection, parent_pid: int | None = None) -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it stops the workers
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _die_with_parent()
+    if parent_pid is not None and os.getppid() != parent_pid:
+        return  # the parent died before the death signal was armed
     while True:
         try:
             cell = conn.recv()

@@ -155,7 +155,7 @@ class LocalExecutor(Executor):
         saved = {k: os.environ.get(k) for k in env}
         os.environ.update(env)  # children read these before importing BLAS or CUDA
         try:
-            process = self._context.Process(target=_worker_main, args=(child,), daemon=True)
+            process = self._context.Process(target=_worker_main, args=(child, os.getpid()), daemon=True)
             process.start()
         finally:
             for key, value in saved.items():

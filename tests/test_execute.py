@@ -157,3 +157,64 @@ def test_worker_cache_builds_once_and_evicts_the_least_recently_used():
     assert cache.get_or_build("a", build("a")) == "A" and built == ["a", "b"]  # a hit, and now the newest
     cache.get_or_build("c", build("c"))  # evicts b, the least recently used
     assert "a" in cache and "b" not in cache and "c" in cache
+
+
+def _children(pid: int) -> set[int]:
+    from pathlib import Path
+
+    found = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found |= {int(p) for p in (task / "children").read_text().split()}
+    return found
+
+
+def _gone(pid: int, within: float) -> bool:
+    import os
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().split(")")[-1].split()[0] == "Z":  # a zombie has stopped running
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+import pytest  # noqa: E402
+
+
+@pytest.mark.parametrize("signame, code", [("SIGTERM", 143), ("SIGKILL", -9)])
+def test_a_stopped_run_leaves_no_worker_computing(toy_env, write_spec, tmp_path, signame, code):
+    """SIGTERM is handled as Ctrl-C (exit 143, the workers stopped); a SIGKILL'd run's workers are killed by the
+    kernel (PR_SET_PDEATHSIG). Before, both left the worker in its cell until it finished."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not Path("/proc/self/task").exists():
+        pytest.skip("needs Linux /proc to find the workers")
+    from conftest import ROOT, TOY_SPEC
+
+    spec = write_spec(TOY_SPEC.replace("- {name: toy-constant", "- {name: toy-sleep, kind: baseline, params: {seconds: 60}}\n  "
+                                       "- {name: toy-constant"), stem="toy")
+    run = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(spec), "--out", str(tmp_path / "o"),
+                            "--no-progress", "--jobs", "1", "--methods", "toy-sleep"], cwd=ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    workers: set[int] = set()
+    while time.monotonic() < deadline and not workers:
+        workers = {p for p in _children(run.pid) if "spawn_main" in Path(f"/proc/{p}/cmdline").read_text()}
+        time.sleep(0.2)
+    assert workers, "no worker started"
+    time.sleep(2.0)  # the worker is inside its 60-second cell
+    os.kill(run.pid, getattr(signal, signame))
+    _, stderr = run.communicate(timeout=30)
+    assert run.returncode == code, stderr
+    if signame == "SIGTERM":
+        assert "terminated; finished cells are saved" in stderr
+    assert all(_gone(pid, within=10) for pid in workers)

@@ -41,6 +41,23 @@ class UniformDosage:
         return np.full(problem.p, float(self.dosage))
 
 
+class PerturbedDosage:
+    """Every treatment ``distance`` away from the centre (L/p under a supply limit, else ½), half of them up and
+    half down (one at the centre when p is odd), the signs drawn each round: the total dosage is the centre's, the
+    ℓ∞ distance from it is ``distance`` (§6's dosages at a given distance, Sim 1 and the supply experiment)."""
+
+    def __init__(self, distance: float = 0.1):
+        self.distance = distance
+
+    def design(self, problem: DesignProblem, past: np.ndarray) -> np.ndarray:
+        p = problem.p
+        centre = 0.5 if problem.supply is None else min(0.5, problem.supply / p)
+        if not 0 <= self.distance <= centre:
+            raise ValueError(f"perturbed-dosage: distance = {self.distance}; expected 0 … {centre:g} (the centre)")
+        signs = np.array([1.0] * (p // 2) + [-1.0] * (p // 2) + [0.0] * (p % 2))
+        return centre + self.distance * problem.rng.permutation(signs)
+
+
 class RandomDosage:
     """A fresh d ~ U(0, 1)^p each round, from the method's stream."""
 

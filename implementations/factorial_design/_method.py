@@ -14,6 +14,16 @@ class HalfDosage:
         return np.full(problem.p, 0.5)
 
 
+class SupplyUniform:
+    """Under a supply limit Σ_i d_i ≤ L (§5.1): every treatment at L/p where L < p/2, else at ½. Proved optimal for
+    k = 1 and seen empirically for k = 2 (the paper's Thm 5.1 and Fig. 5)."""
+
+    def design(self, problem: DesignProblem, past: np.ndarray) -> np.ndarray:
+        if problem.supply is None:
+            return np.full(problem.p, 0.5)
+        return np.full(problem.p, min(0.5, problem.supply / problem.p))
+
+
 def _information(d, sets, past_information):
     return expected_information(d, sets) + past_information
 

@@ -31,6 +31,11 @@ CATALOGUE = {
                                   "(analytic gradient), round 1 at ½"},
         "active-lambda-min": {"task": _T, "target": "implementations.factorial_design:ActiveLambdaMin",
                               "about": "the paper's faster proxy: d_t = argmin 1/λ_min(Σ(d) + G_past/n) by SLSQP from ½"},
+        "supply-uniform": {"task": _T, "target": "implementations.factorial_design:SupplyUniform",
+                           "about": "the paper's rule under a supply limit Σd ≤ L (§5.1): d_i = min(½, L/p)"},
+        "perturbed-dosage": {"task": _T, "target": "baselines.factorial_design:PerturbedDosage",
+                             "about": "the centre (L/p under a supply limit, else ½) moved by ±distance on every treatment, "
+                                      "signs drawn each round with Σ = 0 (the same total dosage)"},
         "uniform-dosage": {"task": _T, "target": "baselines.factorial_design:UniformDosage",
                            "about": "every treatment at one dosage (a parameter) in every round"},
         "random-dosage": {"task": _T, "target": "baselines.factorial_design:RandomDosage",

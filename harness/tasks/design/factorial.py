@@ -117,6 +117,7 @@ class DesignProblem:
     units: int  # n, units per round
     rounds: int
     sets: tuple  # the K index sets S, |S| ≤ k, in the order of β
+    supply: float | None = None  # §5.1: at most this many treatments per unit on average, Σ_i d_i ≤ supply
     rng: Any = None  # np.random.Generator: the method's own stream (random designs), one per cell, read on through its trials
 
 
@@ -151,10 +152,12 @@ def _positive_int(name: str, value, least: int = 1) -> int:
 
 def boolean_interactions(context: Context, *, p: int = 5, k: int = 1, units: int = 16, rounds: int = 10,
                          sigma: float = 1.0, trials: int = 10, scale: float = 1.0, fallback: str = "min-norm",
-                         ridge: float = 1e-3) -> Instance:
+                         ridge: float = 1e-3, supply: float | None = None) -> Instance:
     """``trials`` instances of a k-way interaction model of p treatments, each observed over ``rounds`` rounds of
     ``units`` units with noise N(0, σ²); β ~ U(−scale, scale)^K (the paper's §6 draws U(−1, 1)). ``fallback`` is
-    the estimator where the pooled Gram is singular: ``min-norm`` (G⁺Xᵀy) or ``ridge`` ((G + ridge·I)⁻¹Xᵀy)."""
+    the estimator where the pooled Gram is singular: ``min-norm`` (G⁺Xᵀy) or ``ridge`` ((G + ridge·I)⁻¹Xᵀy).
+    ``supply`` (§5.1) limits every round to Σ_i d_i ≤ supply (for explicit combinations: the units' mean number of
+    treatments); a design beyond it fails the cell."""
     p = _positive_int("p", p)
     k = _positive_int("k", k)
     if k > p:
@@ -174,11 +177,14 @@ def boolean_interactions(context: Context, *, p: int = 5, k: int = 1, units: int
         raise DataError(f"boolean-interactions: fallback = {fallback!r}; expected one of {', '.join(FALLBACKS)}")
     if not (isinstance(ridge, (int, float)) and ridge > 0):
         raise DataError(f"boolean-interactions: ridge = {ridge!r}; expected a positive ridge penalty")
+    if supply is not None and not (isinstance(supply, (int, float)) and 0 < supply <= p):
+        raise DataError(f"boolean-interactions: supply = {supply!r}; expected a number in (0, p = {p}], the most "
+                        "treatments a unit gets on average, or null for no limit")
     sets = interaction_sets(p, k)
     betas = context.rng("beta").uniform(-scale, scale, size=(trials, num))
     uniforms = context.rng("units").random((trials, rounds, units, p))
     noise = context.rng("noise").standard_normal((trials, rounds, units))
-    return Instance(DesignProblem(p, k, units, rounds, sets), float(sigma), betas, uniforms, noise, fallback,
+    return Instance(DesignProblem(p, k, units, rounds, sets, None if supply is None else float(supply)), float(sigma), betas, uniforms, noise, fallback,
                     float(ridge))
 
 
@@ -238,7 +244,7 @@ class FactorialDesignTask(Task):
     def evaluate(self, method: FactorialDesign, data: Instance, context: Context) -> Evaluation:
         who = type(method).__name__
         base = data.problem
-        problem = DesignProblem(base.p, base.k, base.units, base.rounds, base.sets, context.rng("method"))
+        problem = DesignProblem(base.p, base.k, base.units, base.rounds, base.sets, base.supply, context.rng("method"))
         trials, rounds, units, p = data.uniforms.shape
         num = len(base.sets)
         errors = np.zeros((trials, rounds))
@@ -252,6 +258,11 @@ class FactorialDesignTask(Task):
             past = np.zeros((0, p))
             for r in range(rounds):
                 x, dosages = combinations(method.design(problem, past.copy()), data.uniforms[t, r], who)
+                if base.supply is not None:
+                    used = float(dosages.sum()) if dosages is not None else float((x > 0).sum(1).mean())
+                    if used > base.supply + 1e-9:
+                        raise ValueError(f"{who}: round {r + 1} uses {used:.4g} treatments per unit on average, "
+                                         f"beyond the supply {base.supply:g}")
                 phi = features(x, base.sets)
                 information += phi.T @ phi if dosages is None else units * expected_information(dosages, base.sets)
                 theory[t, r] = theory_risk(information, data.sigma)

@@ -358,12 +358,12 @@ class MultipassTask(Task):
             walked = [self._walked(oracle, t) for t in marks]
             theory = [predicted_excess(eta, alpha, data.dim, data.block, w) for w in walked]
         curves = {
-            "excess": Curve(epochs, [p for p, _, _ in per_epoch], "epoch", "population excess F(w) − F*", theory),
+            "excess": Curve(epochs, [p for p, _, _ in per_epoch], "epoch", "F(w) − F*; dashed: the instance's prediction", theory),
             "train_excess": Curve(epochs, [e for _, e, _ in per_epoch], "epoch", "empirical excess F_S(w) − min F_S",
                                   [0.0] * len(epochs) if oracle is not None else None),
             "gen_gap": Curve(epochs, [g for _, _, g in per_epoch], "epoch", "F(w) − F_S(w)"),
             "excess_vs_rate": Curve(epochs, [p for p, _, _ in per_epoch], "epoch",
-                                    "population excess; dashed: min{1, 1/(ηt) + η√t} (constants dropped)",
+                                    "F(w) − F*; dashed: min(1, 1/(ηt) + η√t)",
                                     [rate(eta, t, n) for t in marks]),
         }
         return Evaluation(metrics, curves)

@@ -1,0 +1,56 @@
+"""The online family's names: tasks, datasets, methods and metrics, as ``module:attr`` strings.
+
+Registered through the ``harness.catalogue`` entry-point group (see ``pyproject.toml``).
+Plain data: importing it imports nothing else.
+"""
+
+_S = "online.ski_rental"
+_SM = "harness.tasks.online.ski_rental"
+
+CATALOGUE = {
+    "tasks": {
+        _S: {
+            "target": f"{_SM}:TASK",
+            "about": "continuous ski rental with a learned predictor: fit and calibrate on train/validation, pick a "
+                     "buying day per test instance; E[ALG/OPT] beside the paper's bound at the measured calibration error",
+        },
+    },
+    "datasets": {
+        "ski-smooth": {"task": _S, "target": f"{_SM}:ski_smooth",
+                       "about": "design A: Z = b·exp(wᵀX + σε), X ~ N(0, I); P(Z > b | X) = Φ(wᵀX/σ) known"},
+        "ski-bimodal": {"task": _S, "target": f"{_SM}:ski_bimodal",
+                        "about": "design B (Lemma 3.6): Z ~ U(2b, 4b) w.p. sigmoid(logit(base) + γwᵀX), else U(0.1b, 0.5b); "
+                                 "γ = 0 is the constant-probability family"},
+        "ski-csv": {"task": _S, "target": f"{_SM}:ski_csv",
+                    "about": "trip durations and numeric features from DATA_DIR/citibike/<file> (the paper's CitiBike "
+                             "June 2015 rides), seeded 64/16/20 split"},
+    },
+    "methods": {
+        "calibrated": {"task": _S, "target": "implementations.calibrated_advice:CalibratedSkiRental",
+                       "about": "Algorithm 1 (Shen, Vitercik, Wikum, ICML 2025) on a logistic predictor calibrated on "
+                                "the validation split (histogram binning, Platt or isotonic), α estimated there"},
+        "break-even": {"task": _S, "target": "baselines.ski_rental:BreakEven",
+                       "about": "buy on day b: deterministic, 2-competitive"},
+        "randomized": {"task": _S, "target": "baselines.ski_rental:RandomizedSkiRental",
+                       "about": "Karlin et al.: buy day with density e^{k/b}/(b(e−1)) on [0, b], e/(e−1)-competitive"},
+        "robust-trust": {"task": _S, "target": "baselines.ski_rental:RobustSkiRental",
+                         "about": "Purohit et al. 2018: buy on day λb if the regression predicts Z ≥ b, else b/λ"},
+        "binary-predictor": {"task": _S, "target": "baselines.ski_rental:BinaryPredictorSkiRental",
+                             "about": "Anand et al. 2020 as run in the paper: Youden-thresholded logistic classifier, "
+                                      "buy on day √ε·b if it says Z > b, else b"},
+        "conformal": {"task": _S, "target": "baselines.ski_rental:ConformalSkiRental",
+                      "about": "Sun et al. 2024 Algorithm 2 on a split-conformal interval of Z (log-linear regression)"},
+    },
+    "metrics": {
+        "competitive_ratio": {"goal": "min", "unit": "×", "about": "mean over test instances of ALG/OPT"},
+        "worst_ratio": {"goal": "min", "unit": "×", "about": "the largest ALG/OPT over the test instances"},
+        "calibration_error": {"goal": "min", "unit": "", "about": "α̂: max |mean f − mean 1{Z > b}| over 20 equal-mass "
+                              "bins of the method's f on the test split (f ≡ the training base rate for a method "
+                              "without a probability predictor)"},
+        "predictor_mse": {"goal": "min", "unit": "", "about": "η: mean (f − 1{Z > b})² on the test split (same f)"},
+        "theory_bound": {"goal": "min", "unit": "×", "about": "Thm 3.1's bound 1 + 2α̂ + min{E f + α̂, 2√(η + 3α̂)} "
+                         "at the measured α̂ and η"},
+        "ratio_over_bound": {"goal": "min", "unit": "×", "about": "competitive_ratio / theory_bound: above 1 the "
+                             "measured ratio exceeds the paper's bound"},
+    },
+}

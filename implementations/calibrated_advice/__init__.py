@@ -14,8 +14,9 @@ from __future__ import annotations
 import numpy as np
 
 from components.calibration import balanced_indices, fit_logistic, make_calibrator, max_calibration_error
+from components.scheduling_rule import threshold_plan
 
-__all__ = ["calibrated_buy_day", "CalibratedSkiRental"]
+__all__ = ["calibrated_buy_day", "CalibratedSkiRental", "CalibratedScheduler"]
 
 
 def calibrated_buy_day(v: np.ndarray, alpha: float, b: float) -> np.ndarray:
@@ -64,3 +65,18 @@ class CalibratedSkiRental(_Calibrated):
 
     def buy_days(self, x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return calibrated_buy_day(self.probabilities(x), self.alpha_, self.b_)
+
+
+class CalibratedScheduler(_Calibrated):
+    """Algorithm 3 (the β-threshold rule) on the probabilities of a logistic predictor of high priority calibrated
+    on the validation split (histogram binning with 20 bins by default, as the authors' scheduling notebook)."""
+
+    def __init__(self, calibrator: str = "histogram", bins: int = 20, alpha_bins: int = 100, balance: bool = False):
+        super().__init__(calibrator=calibrator, bins=bins, alpha_bins=alpha_bins, balance=balance)
+
+    def fit(self, problem, rng: np.random.Generator) -> None:
+        self.problem_ = problem
+        self._fit_predictor(problem.train.x, problem.train.y, problem.val.x, problem.val.y, rng)
+
+    def plan(self, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        return threshold_plan(self.probabilities(x), self.problem_.theta, self.problem_.w0, self.problem_.w1, rng)

@@ -305,3 +305,127 @@ def test_csv_loader_errors_name_the_file_line_and_column(tmp_path):
         ski_csv(context())
     with pytest.raises(DataUnavailable, match="is not there"):
         ski_csv(context(), file="absent.csv", root=str(tmp_path))
+
+
+# --------------------------------------------------------------------------- online.scheduling
+
+from itertools import permutations  # noqa: E402
+
+from baselines.scheduling import BinaryScheduler  # noqa: E402
+from components.scheduling_rule import threshold_plan  # noqa: E402
+from harness.tasks.online.scheduling import TASK as SCHEDULING  # noqa: E402
+from harness.tasks.online.scheduling import (  # noqa: E402
+    beta_threshold,
+    sched_csv,
+    sched_synthetic,
+    schedule_cost,
+    theorem_4_3,
+)
+from harness.tasks.online.tables import write_sepsis_like  # noqa: E402
+from implementations.calibrated_advice import CalibratedScheduler  # noqa: E402
+
+
+def test_beta_threshold_formula():
+    assert beta_threshold(0.1, 1.0, 2.0) == pytest.approx(0.1 / 0.9 * 2)
+    assert beta_threshold(0.5, 1.0, 5.0) == pytest.approx(1.25)  # θ ≥ ½: β > 1, nothing is probed
+
+
+def test_schedule_cost_by_hand():
+    # jobs 0 (low), 1 (high), 2 (low); probe 0 then 1, then run 2; θ = 0.25, ω0 = 1, ω1 = 3
+    run = schedule_cost(np.array([0, 1, 2]), 2, np.array([0, 1, 0]), 0.25, 1.0, 3.0)
+    # 0 probed [0, .25], set aside; 1 runs [.25, 1.25]; 0 finishes at 2; 2 runs to 3
+    assert run["alg"] == pytest.approx(3 * 1.25 + 1 * 2 + 1 * 3)
+    assert run["opt"] == pytest.approx(3 * 1 + 1 * 2 + 1 * 3)
+    assert (run["L"], run["M"], run["N"]) == (1, 0, 0)
+    assert run["alg"] - run["opt"] == pytest.approx(0.25 * 3 * 1)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_decomposition_is_an_identity_for_any_plan(seed):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(30) < 0.4).astype(int)
+    theta, w0, w1 = 0.3, 0.5, 2.0
+    for probed in (0, 7, 30):
+        run = schedule_cost(rng.permutation(30), probed, y, theta, w0, w1)
+        assert run["alg"] - run["opt"] == pytest.approx(
+            theta * w1 * run["L"] + theta * w0 * run["M"] + (w1 - w0) * run["N"], abs=1e-9)
+
+
+def test_optimum_is_the_best_non_preemptive_order():
+    y = np.array([0, 1, 0, 1, 1])
+    best = min(schedule_cost(np.array(order), 0, y, 0.2, 1.0, 4.0)["alg"] for order in permutations(range(5)))
+    assert schedule_cost(np.arange(5), 0, y, 0.2, 1.0, 4.0)["opt"] == pytest.approx(best)
+
+
+def _binary_population():
+    """ρ = 0.3, ε0 = P(p > β | y = 0) = 0.2, ε1 = P(p ≤ β | y = 1) = 0.1, two values of p: κ1 = κ2 = 0."""
+    y = np.array([1] * 300 + [0] * 700)
+    p = np.array([0.6] * 270 + [0.1] * 30 + [0.6] * 140 + [0.1] * 560)
+    return p, y
+
+
+def test_theorem_4_3_appendix_form_matches_the_note_for_a_binary_predictor():
+    p, y = _binary_population()
+    theta, w0, w1 = 0.1, 1.0, 2.0  # β = 0.222: 0.6 is probed, 0.1 is not
+    theorem = theorem_4_3(p, y, theta, w0, w1)
+    assert theorem["L"] == pytest.approx(0.0378) and theorem["M"] == pytest.approx(0.0196)
+    assert theorem["N"] == pytest.approx(0.0252)
+    # the §4.2 statement's swapped leading terms would give other values
+    assert theorem["L"] != pytest.approx(0.21 * 1.2 * 0.1) and theorem["N"] != pytest.approx(0.21 * 0.2 * 0.9)
+    # and the binary predictor meets them with equality (simulated, i.i.d. draws of n = 100)
+    rng = np.random.default_rng(0)
+    n, counts = 100, {"L": [], "M": [], "N": []}
+    for _ in range(1500):
+        pick = rng.integers(0, y.size, n)
+        order, probed = threshold_plan(p[pick], theta, w0, w1, rng)
+        run = schedule_cost(order, probed, y[pick], theta, w0, w1)
+        for key in counts:
+            counts[key].append(run[key] / (n * (n - 1) / 2))
+    for key in counts:
+        assert np.mean(counts[key]) == pytest.approx(theorem[key], rel=0.03)
+
+
+def test_threshold_plan_orders_by_p_and_probes_above_beta():
+    p = np.array([0.1, 0.9, 0.5, 0.9, 0.05])
+    order, probed = threshold_plan(p, 0.1, 1.0, 2.0, np.random.default_rng(0))  # β = 0.222
+    assert probed == 3 and set(order[:2].tolist()) == {1, 3} and order[2:].tolist() == [2, 0, 4]
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"theta": 1.0}, "theta = 1.0"),
+    ({"w0": 2.0, "w1": 2.0}, "w0 = 2.0, w1 = 2.0"),
+    ({"jobs": 1}, "jobs = 1"),
+    ({"n_pool": 3}, "n_pool = 3"),
+    ({"base": 0.0}, "base = 0.0"),
+])
+def test_scheduling_loader_names_the_bad_parameter(params, match):
+    with pytest.raises(DataError, match=match):
+        sched_synthetic(context(), **params)
+
+
+def test_sepsis_loader_reads_a_generated_file_and_balances(tmp_path):
+    write_sepsis_like(tmp_path / "s.csv", 2000)
+    data = sched_csv(context(), file="s.csv", root=str(tmp_path), jobs=10, draws=3)
+    everyone = np.concatenate([data.problem.train.y, data.problem.val.y, data.pool.y])
+    assert everyone.mean() == pytest.approx(0.5)
+    assert data.problem.train.x.shape[1] == 3
+    unbalanced = sched_csv(context(), file="s.csv", root=str(tmp_path), balance=False, jobs=10, draws=3)
+    assert unbalanced.problem.train.y.size > data.problem.train.y.size
+    write_csv(tmp_path / "bad.csv", ["age_years", "sex_0male_1female", "episode_number", "hospital_outcome_1alive_0dead"],
+              np.array([[50, 1, 1, 2]] * 40))
+    with pytest.raises(DataError, match="values other than 0 and 1"):
+        sched_csv(context(), file="bad.csv", root=str(tmp_path))
+    with pytest.raises(DataUnavailable, match="DATA_DIR/sepsis/sepsis.csv"):
+        sched_csv(context())
+
+
+def test_scheduling_task_scores_both_schedulers():
+    data = sched_synthetic(context(), n_train=1000, n_val=500, n_pool=1000, jobs=50, draws=40)
+    for method in (CalibratedScheduler(), BinaryScheduler()):
+        result = SCHEDULING.evaluate(method, data, context())
+        assert set(result.metrics) == set(SCHEDULING.metrics)
+        assert result.metrics["decomposition_error"] < 1e-12
+        assert result.metrics["excess_cost_per_job"] > 0
+        curve = result.curves["lmn_per_pair"]
+        assert list(curve.x) == [1, 2, 3] and len(curve.theory) == 3
+    assert np.unique(method.probabilities(data.pool.x)).size <= 2  # the binary scheduler's two values

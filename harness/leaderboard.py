@@ -679,17 +679,18 @@ def _curve_blocks(board: Board) -> list:
                      "95% t-interval); a dashed line of the same colour is the theory's prediction for that method, "
                      "averaged over the same seeds."), ("curves-figure",)]
     for (dataset, name), (x_label, y_label, lines) in panels.items():
-        xs = lines[0].x
+        xs = sorted({x for line in lines for x in line.x})  # every method's x: curves may differ in length
         step = max(1, math.ceil(len(xs) / CURVE_TABLE_POINTS))
-        shown = sorted(set(range(0, len(xs), step)) | {len(xs) - 1})
+        shown = [xs[i] for i in sorted(set(range(0, len(xs), step)) | {len(xs) - 1})]
         rows = []
         for line in lines:
-            cells = [_fmt_mean(line.mean[i], line.half_width[i]) if i < len(line.x) else "—" for i in shown]
-            rows.append([line.method, str(line.seeds), *cells])
+            at = {x: i for i, x in enumerate(line.x)}
+            rows.append([line.method, str(line.seeds),
+                         *[_fmt_mean(line.mean[at[x]], line.half_width[at[x]]) if x in at else "—" for x in shown]])
             if line.theory is not None:
                 rows.append([f"{line.method} (theory)", str(line.seeds),
-                             *[f"{line.theory[i]:.4g}" if i < len(line.theory) else "—" for i in shown]])
-        header = ["method", "seeds", *[f"{x_label} {xs[i]:g}" for i in shown]]
+                             *[f"{line.theory[at[x]]:.4g}" if x in at else "—" for x in shown]])
+        header = ["method", "seeds", *[f"{x_label} {x:g}" for x in shown]]
         blocks.append(("table", Table(header, rows, summary=f"{dataset}: {y_label} against {x_label}")))
     return blocks
 
@@ -708,7 +709,10 @@ def plot_curves(board: Board):
 
     panels = curve_panels(board)
     methods = list(dict.fromkeys(line.method for _, _, lines in panels.values() for line in lines))
-    colour = {m: f"C{i % 10}" for i, m in enumerate(methods)}
+    # up to 20 distinct colours (tab20), then the same colours dash-dotted and dotted: 60 methods stay apart
+    palette = matplotlib.colormaps["tab20"].colors if len(methods) > 10 else [f"C{i}" for i in range(10)]
+    colour = {m: palette[i % len(palette)] for i, m in enumerate(methods)}
+    style = {m: ("-", "-.", ":")[(i // len(palette)) % 3] for i, m in enumerate(methods)}
     rows = math.ceil(len(panels) / PANEL_COLUMNS)
     columns = math.ceil(len(panels) / rows)
     fig, axes = plt.subplots(rows, columns, figsize=(3.6 * columns, 2.8 * rows + 1.3), squeeze=False)
@@ -716,7 +720,8 @@ def plot_curves(board: Board):
     for ax, ((dataset, name), (x_label, y_label, lines)) in zip(axes.flat, panels.items()):
         positive = all(v > 0 for line in lines for v in line.mean + (line.theory or []))
         for line in lines:
-            ax.plot(line.x, line.mean, color=colour[line.method], marker="." if len(line.x) <= 20 else None)
+            ax.plot(line.x, line.mean, color=colour[line.method], linestyle=style[line.method],
+                    marker="." if len(line.x) <= 20 else None)
             if any(h is not None for h in line.half_width):
                 low = [m - (h or 0.0) for m, h in zip(line.mean, line.half_width)]
                 high = [m + (h or 0.0) for m, h in zip(line.mean, line.half_width)]
@@ -734,7 +739,7 @@ def plot_curves(board: Board):
         ax.tick_params(labelsize="small")
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    handles = [Line2D([], [], color=colour[m], label=m) for m in methods]
+    handles = [Line2D([], [], color=colour[m], linestyle=style[m], label=m) for m in methods]
     if theory_drawn:
         handles.append(Line2D([], [], color="0.35", linestyle="--", linewidth=1, label="theory (method's colour)"))
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize="small", frameon=False)

@@ -534,3 +534,23 @@ def test_curves_are_kept_per_cell_and_drawn_with_their_theory(toy_env, write_spe
         curve_record("c", Curve([1, 2], [1, 2, 3]))
     with pytest.raises(ValueError, match=r"curve 'c': y holds nan \(not a finite number\)"):
         curve_record("c", Curve([1, 2], [1, float("nan")]))
+
+
+def test_a_curve_table_shows_every_methods_x():
+    """Curves of different lengths (two passes against five): the table's columns are the union of their x, the
+    shorter curve's missing points a dash; before, every row was cut to the first method's x."""
+    from types import SimpleNamespace
+
+    from harness.leaderboard import _curve_blocks
+
+    def row(method, xs):
+        return {"status": "ok", "dataset": "d", "method": method, "seed": 0,
+                "curves": {"excess": {"x": xs, "y": [float(x) for x in xs], "x_label": "pass", "y_label": "excess",
+                                      "theory": None}}}
+
+    board = SimpleNamespace(spec={"methods": [{"name": "short"}, {"name": "long"}], "datasets": [{"name": "d"}]},
+                            tables={}, rows=[row("short", [1, 2]), row("long", [1, 2, 3, 4, 5])])
+    table = next(b[1] for b in _curve_blocks(board) if b[0] == "table")
+    assert table.header == ["method", "seeds", "pass 1", "pass 2", "pass 3", "pass 4", "pass 5"]
+    assert table.rows[0] == ["short", "1", "1", "2", "—", "—", "—"]
+    assert table.rows[1][-1] == "5"

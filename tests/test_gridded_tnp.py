@@ -223,3 +223,14 @@ def test_a_trained_model_is_reused_across_datasets():
     assert second["train_s"] == first["train_s"] and again.model_ is method.model_
     assert second["train_log_likelihood"] == first["train_log_likelihood"]
     assert set(first) == set(npr.TASK.metrics) and all(math.isfinite(v) for v in first.values())
+
+
+def test_inference_is_timed_in_cpu_time_on_one_cpu_thread():
+    """A forward pass that waits (sleeps) costs no CPU time: on one CPU thread infer_s does not count the wait,
+    with several threads or on a GPU it is wall time."""
+    import time
+
+    assert npr.inference_clock("cpu", 1) is time.process_time
+    assert npr.inference_clock("cpu", 4) is time.perf_counter and npr.inference_clock("cuda", 1) is time.perf_counter
+    assert npr._median_seconds(lambda: time.sleep(0.05), 2, "cpu", 1) < 0.02
+    assert npr._median_seconds(lambda: time.sleep(0.05), 2, "cpu", 2) >= 0.05

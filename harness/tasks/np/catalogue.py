@@ -37,7 +37,7 @@ CATALOGUE = {
         "gp_log_likelihood": {"goal": "max", "unit": "nats", "about": "the same for the ground-truth GP's predictive (true kernel and noise): the ceiling"},
         "gap_to_gp": {"goal": "min", "unit": "nats", "about": "gp_log_likelihood − log_likelihood"},
         "rmse": {"goal": "min", "unit": "", "about": "root mean squared error of the predictive mean over every target"},
-        "infer_s": {"goal": "min", "unit": "s", "about": "median seconds of one forward pass on one task at the dataset's context size (after a warm-up)"},
+        "infer_s": {"goal": "min", "unit": "s", "about": "median seconds of one forward pass on one task at the dataset's context size (after a warm-up): the process's CPU time on one CPU thread, wall time otherwise"},
         "peak_activation_mib": {"goal": "min", "unit": "MiB", "about": "peak bytes of the tensors one forward pass allocates (weights and inputs not counted)"},
         "train_s": {"goal": "min", "unit": "s", "about": "seconds of training on the shared budget"},
         "train_log_likelihood": {"goal": "max", "unit": "nats", "about": "training log-likelihood per target point, mean over the last tenth of the steps"},

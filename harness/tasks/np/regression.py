@@ -18,7 +18,8 @@ Metrics, all from the dataset's evaluation tasks (``tasks`` of them; validation 
   the same for every method at a seed; ``gap_to_gp`` = gp_log_likelihood − log_likelihood;
 * ``rmse`` of the predictive mean;
 * ``infer_s``: the median over ``timing_repeats`` of one forward pass on the first evaluation task (batch 1, no
-  gradients, after a warm-up pass) at the dataset's context size;
+  gradients, after a warm-up pass) at the dataset's context size, in CPU time on one CPU thread and wall time
+  otherwise (:func:`inference_clock`);
 * ``peak_activation_mib``: the peak of the bytes held by tensors that the forward pass allocated, counted op by
   op (a ``TorchDispatchMode`` that adds each new output storage and subtracts it when its last tensor dies),
   on the same task: the model's weights and the inputs are not counted, so it is the inference's own memory;
@@ -323,7 +324,14 @@ def _as_torch(batch: dict, rows: slice, device: str):
             t(batch["yt"], b, -1, 1))
 
 
-def _median_seconds(fn, repeats: int, device: str) -> float:
+def inference_clock(device: str, threads: int):
+    """The clock of ``infer_s``: on the CPU with one thread, the process's CPU time, which other processes on a
+    shared machine do not stretch (wall time did, by up to 3x in one run, enough to blur a scaling exponent);
+    with several threads or on a GPU, wall time (CPU time would add the threads up, or miss the device's work)."""
+    return time.process_time if device == "cpu" and threads == 1 else time.perf_counter
+
+
+def _median_seconds(fn, repeats: int, device: str, threads: int = 1) -> float:
     import torch
 
     def synchronised():
@@ -331,12 +339,13 @@ def _median_seconds(fn, repeats: int, device: str) -> float:
         if device.startswith("cuda"):
             torch.cuda.synchronize()
 
+    clock = inference_clock(device, threads)
     synchronised()  # warm-up
     times = []
     for _ in range(repeats):
-        started = time.perf_counter()
+        started = clock()
         synchronised()
-        times.append(time.perf_counter() - started)
+        times.append(clock() - started)
     return statistics.median(times)
 
 
@@ -390,7 +399,7 @@ class NPRegressionTask(Task):
         ll = float(np.mean(log_likelihood))
         first = _as_torch(data.tasks.batches[0], slice(0, 1), context.device)[:3]
         with torch.no_grad():
-            infer_s = _median_seconds(lambda: model(*first), data.timing_repeats, context.device)
+            infer_s = _median_seconds(lambda: model(*first), data.timing_repeats, context.device, context.threads)
         peak = peak_activation_bytes(lambda: model(*first))
         return {
             "log_likelihood": ll,

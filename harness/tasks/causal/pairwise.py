@@ -246,7 +246,7 @@ class PairwiseTask(Task):
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
         return {
-            "random-network": {"nodes": 8, "degree": 2.0, "latents": 1, "samples": 300, "pairs": 3},
+            "random-network": {"nodes": 10, "degree": 3.0, "latents": 1, "samples": 300, "pairs": 3},
             "bnlearn-network": {"network": "asia", "latents": 1, "samples": 300, "pairs": 3},
         }
 

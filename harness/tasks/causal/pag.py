@@ -14,8 +14,9 @@ Criteria used for the ground truth and for the global baselines:
 * non-ancestor ⇔ no possibly directed path from X to Y, a path on which every edge Vᵢ *–* Vᵢ₊₁ has no arrowhead at
   Vᵢ and no tail at Vᵢ₊₁ (Zhang 2006);
 * implicit ⇔ no directed path, but two uncovered possibly directed paths X, U, …, Y and X, W, …, Y with U and W
-  non-adjacent (Roumpelaki et al. 2016; Mooij & Claassen 2020, Prop. 3.? in the acyclic case). An uncovered path
-  has Vᵢ₋₁ and Vᵢ₊₁ non-adjacent for every inner Vᵢ.
+  non-adjacent (Roumpelaki et al. 2016, as the paper note states it; its exact statement is unverified there). An
+  uncovered path has Vᵢ₋₁ and Vᵢ₊₁ non-adjacent for every inner Vᵢ. The tests check these labels against the true
+  DAG's ancestry (explicit and implicit ancestors are ancestors, non-ancestors are not).
 """
 from __future__ import annotations
 

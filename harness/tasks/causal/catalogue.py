@@ -1,0 +1,37 @@
+"""The causal family's names (``causal.pairwise``). Plain data: importing it imports nothing else."""
+
+_T = "causal.pairwise"
+_V = "harness.tasks.causal.pairwise"
+
+CATALOGUE = {
+    "tasks": {
+        _T: {"target": f"{_V}:TASK",
+             "about": "label pairs (X, Y) of observed variables as explicit, implicit, possible or non-ancestors "
+                      "relative to the true PAG (latent variables), through one counted, cached CI tester"},
+    },
+    "datasets": {
+        "random-network": {"task": _T, "target": f"{_V}:random_network",
+                           "about": "a random networkx DAG, latents among nodes with ≥ 2 children, linear Gaussian "
+                                    "data, Fisher-z tests; the seed draws structure, latents, data and pairs"},
+        "bnlearn-network": {"task": _T, "target": f"{_V}:bnlearn_network",
+                            "about": "a bnlearn structure read from pgmpy's bundled .bif.gz, latents among nodes "
+                                     "with ≥ 2 children, linear Gaussian data, Fisher-z tests"},
+    },
+    "methods": {
+        "locicr": {"task": _T, "target": "implementations.local_causal:LocICR",
+                   "about": "LocICR (Li et al., ICML 2025): local structure MB-by-MB, then Theorems 1–3"},
+        "fci": {"task": _T, "target": "baselines.causal:GlobalFCI",
+                "about": "global FCI (causal-learn) and the PAG criteria"},
+        "pc": {"task": _T, "target": "baselines.causal:GlobalPC",
+               "about": "global PC (causal-learn; ignores latents) and the same criteria on its CPDAG"},
+        "mb-fci": {"task": _T, "target": "baselines.causal:LocalMBFCI",
+                   "about": "local: MB(X) by total conditioning, FCI over MB(X) ∪ {X, Y}, the criteria there"},
+    },
+    "metrics": {
+        "weighted_f1": {"goal": "max", "unit": "", "about": "per-relation F1 weighted by the relation's share of the true labels (4 relations)"},
+        "accuracy": {"goal": "max", "unit": "", "about": "share of pairs labelled as the true PAG says"},
+        "ci_tests": {"goal": "min", "unit": "", "about": "distinct CI tests to answer one pair (global methods: their one run; local: mean per pair)"},
+        "log_ci_tests": {"goal": "min", "unit": "", "about": "ln ci_tests: a paired difference is the log of a ratio of test counts"},
+        "seconds": {"goal": "min", "unit": "s", "about": "wall time to answer one pair (global: the run; local: mean per pair)"},
+    },
+}

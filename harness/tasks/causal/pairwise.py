@@ -1,0 +1,287 @@
+"""Task ``causal.pairwise``: local identification of causal relations with latent variables (Li et al., ICML 2025).
+
+An instance. A DAG over observed and latent variables (a random DAG, or a bnlearn network bundled with pgmpy); the
+latents are drawn among the nodes with at least two children, so each confounds a pair; n samples of a linear
+Gaussian SEM on it (coefficients ±U(0.5, 1), N(0, 1) noise), of which only the observed columns are kept; and
+``pairs`` ordered pairs (X, Y) of distinct observed variables drawn at random. The seed draws all of it.
+
+Ground truth. The true PAG is FCI (causal-learn) run with a d-separation oracle on the full DAG, with the observed
+nodes labelled 0 … p−1 and the latents labelled "L…" so that they are marginalised (causal-learn's ``dag2pag`` is
+not used: the paper note found marks that contradict the DAG's ancestry with latents). Each pair's label is the
+PAG criterion of :func:`harness.tasks.causal.pag.pag_relation`.
+
+Protocol. A method sees the number of variables and the depth cap, and the data only through the task's
+:class:`~harness.tasks.causal.tester.CITester` (Fisher z at level alpha on the sample correlation), which counts
+every distinct test. A ``global`` method gets one tester for all pairs of an instance (it learns one graph and
+answers every pair from it; one pair alone would cost as much); a ``local`` method gets a fresh tester per pair. The
+task reports, per pair answered, the CI tests and seconds that answer cost, the weighted F1 over the four relations
+(per-class F1 weighted by the class's count among the true labels) and the accuracy.
+"""
+from __future__ import annotations
+
+import gzip
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+
+from harness.tasks.base import Context, DataError, Task
+from harness.tasks.causal.pag import RELATIONS, pag_relation
+from harness.tasks.causal.tester import CITester
+
+NETWORKS = ("alarm", "insurance", "child", "asia", "sachs", "mildew", "win95pts", "hailfinder", "water")
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a method is told: the number of observed variables and the largest conditioning set to try."""
+
+    p: int
+    max_k: int
+
+
+class PairwiseIdentifier(Protocol):
+    """Label pairs (X, Y) as 0 non-ancestor, 1 possible, 2 explicit, 3 implicit ancestor, asking only ``tester``."""
+
+    scope: str  # "global": one tester per instance; "local": one per pair
+
+    def identify(self, problem: Problem, tester: CITester, pairs: Sequence[tuple[int, int]]) -> list[int]: ...
+
+
+@dataclass
+class Instance:
+    dag: Any  # networkx DiGraph: observed nodes 0 … p−1, latents "L<name>"
+    latents: tuple[str, ...]
+    corr: np.ndarray
+    n: int
+    pag: np.ndarray
+    pairs: tuple[tuple[int, int], ...]
+    labels: tuple[int, ...]
+    alpha: float
+    max_k: int
+    names: tuple[str, ...] = field(default=())
+
+    @property
+    def p(self) -> int:
+        return self.corr.shape[0]
+
+    def tester(self) -> CITester:
+        return CITester("fisherz", self.p, self.alpha, corr=self.corr, n=self.n)
+
+    def oracle(self) -> CITester:
+        return CITester("oracle", self.p, self.alpha, dag=self.dag)
+
+
+# --------------------------------------------------------------------------- structures
+
+
+def random_dag(rng: np.random.Generator, nodes: int, degree: float):
+    """An Erdős–Rényi DAG: each pair i < j of a random order gets i → j with probability degree/(nodes − 1)."""
+    import networkx as nx
+
+    order = rng.permutation(nodes)
+    g = nx.DiGraph()
+    g.add_nodes_from(range(nodes))
+    prob = degree / max(nodes - 1, 1)
+    for a in range(nodes):
+        for b in range(a + 1, nodes):
+            if rng.random() < prob:
+                g.add_edge(int(order[a]), int(order[b]))
+    return g
+
+
+def bnlearn_edges(network: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The node names and edges of a bnlearn network from the .bif.gz that pgmpy (< 1.3) ships in its package."""
+    from importlib.resources import files
+
+    path = files("pgmpy") / "utils" / "example_models" / f"{network}.bif.gz"
+    if not path.is_file():
+        raise DataError(f"network={network!r}: pgmpy has no bundled {network}.bif.gz here (choose one of {NETWORKS})")
+    from pgmpy.readwrite import BIFReader
+
+    text = gzip.decompress(path.read_bytes()).decode()
+    reader = BIFReader(string=text)
+    nodes = tuple(str(v) for v in reader.variable_names)
+    edges = tuple((str(a), str(b)) for a, b in reader.variable_edges)
+    return nodes, edges
+
+
+_STRUCTURES: dict[str, tuple] = {}
+
+
+def _network(network: str):
+    if network not in _STRUCTURES:
+        _STRUCTURES[network] = bnlearn_edges(network)
+    return _STRUCTURES[network]
+
+
+# --------------------------------------------------------------------------- an instance
+
+
+def choose_latents(rng: np.random.Generator, g, latents: int) -> list:
+    """``latents`` nodes drawn among those with at least two children; DataError if too few have two."""
+    candidates = sorted((v for v in g.nodes if g.out_degree(v) >= 2), key=str)
+    if len(candidates) < latents:
+        raise DataError(f"latents={latents}: only {len(candidates)} nodes of this DAG have two or more children")
+    return [candidates[i] for i in rng.choice(len(candidates), size=latents, replace=False)]
+
+
+def linear_gaussian(rng: np.random.Generator, g, n: int) -> dict:
+    """n samples of X_v = Σ_{u→v} β_uv X_u + ε_v, β ~ ±U(0.5, 1), ε ~ N(0, 1), in topological order."""
+    import networkx as nx
+
+    values = {}
+    for v in nx.topological_sort(g):
+        x = rng.standard_normal(n)
+        for u in sorted(g.predecessors(v), key=str):
+            beta = rng.uniform(0.5, 1.0) * rng.choice([-1.0, 1.0])
+            x = x + beta * values[u]
+        values[v] = x
+    return values
+
+
+def true_pag(dag, p: int) -> np.ndarray:
+    """FCI with the d-separation oracle on ``dag`` (observed nodes 0 … p−1, latents labelled otherwise)."""
+    import warnings
+
+    from causallearn.search.ConstraintBased.FCI import fci
+
+    from harness.tasks.causal.pag import from_causallearn
+
+    import contextlib
+    import io
+
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        warnings.simplefilter("ignore")
+        graph, _ = fci(np.zeros((1, p)), "d_separation", true_dag=dag, depth=-1, verbose=False, show_progress=False)
+    return from_causallearn(graph.graph)
+
+
+def build_instance(context: Context, g, *, latents: int, samples: int, pairs: int, alpha: float, max_k: int,
+                   names: Sequence[str] | None = None) -> Instance:
+    import networkx as nx
+
+    if samples < 10:
+        raise DataError(f"samples={samples}: Fisher z needs at least 10 samples")
+    if pairs < 1:
+        raise DataError(f"pairs={pairs}: need at least one pair")
+    if not 0 < alpha < 1:
+        raise DataError(f"alpha={alpha}: a level must lie in (0, 1)")
+    if max_k < 0:
+        raise DataError(f"max_k={max_k}: the depth cap cannot be negative")
+    rng = context.rng("instance")
+    hidden = choose_latents(rng, g, latents)
+    observed = [v for v in sorted(g.nodes, key=str) if v not in set(hidden)]
+    if len(observed) < 2:
+        raise DataError(f"latents={latents}: fewer than two observed variables are left")
+    relabel = {v: i for i, v in enumerate(observed)}
+    relabel.update({v: f"L{v}" for v in hidden})
+    dag = nx.relabel_nodes(g, relabel, copy=True)
+    values = linear_gaussian(rng, g, samples)
+    data = np.column_stack([values[v] for v in observed])
+    corr = np.corrcoef(data, rowvar=False)
+    p = len(observed)
+    pag = true_pag(dag, p)
+    chosen = []
+    for _ in range(pairs):
+        x, y = rng.choice(p, size=2, replace=False)
+        chosen.append((int(x), int(y)))
+    labels = tuple(pag_relation(pag, x, y) for x, y in chosen)
+    label_names = tuple(str(names[v]) if names is not None else str(v) for v in observed)
+    return Instance(dag, tuple(relabel[v] for v in hidden), corr, samples, pag, tuple(chosen), labels, alpha, max_k,
+                    label_names)
+
+
+def random_network(context: Context, *, nodes: int = 20, degree: float = 2.0, latents: int = 2, samples: int = 1000,
+                   pairs: int = 20, alpha: float = 0.01, max_k: int = 3) -> Instance:
+    """A random DAG (networkx) of ``nodes`` nodes and expected degree ``degree``; latents among nodes with ≥ 2
+    children."""
+    if nodes < 4:
+        raise DataError(f"nodes={nodes}: a random network needs at least 4 nodes")
+    if degree <= 0:
+        raise DataError(f"degree={degree}: the expected degree must be positive")
+    g = random_dag(context.rng("structure"), nodes, degree)
+    return build_instance(context, g, latents=latents, samples=samples, pairs=pairs, alpha=alpha, max_k=max_k)
+
+
+def bnlearn_network(context: Context, *, network: str = "alarm", latents: int = 4, samples: int = 1000,
+                    pairs: int = 20, alpha: float = 0.01, max_k: int = 3) -> Instance:
+    """A bnlearn network's structure (the .bif.gz bundled with pgmpy), linear Gaussian data on it."""
+    import networkx as nx
+
+    if network not in NETWORKS:
+        raise DataError(f"network={network!r}: choose one of {NETWORKS}")
+    nodes, edges = _network(network)
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    g.add_edges_from(edges)
+    return build_instance(context, g, latents=latents, samples=samples, pairs=pairs, alpha=alpha, max_k=max_k,
+                          names=None)
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def weighted_f1(truth: Sequence[int], predicted: Sequence[int]) -> float:
+    """Σ_c w_c F1_c over the relations c present among the true labels, w_c their share (sklearn's 'weighted')."""
+    truth, predicted = np.asarray(truth), np.asarray(predicted)
+    total = 0.0
+    for c in np.unique(truth):
+        tp = float(np.sum((truth == c) & (predicted == c)))
+        fp = float(np.sum((truth != c) & (predicted == c)))
+        fn = float(np.sum((truth == c) & (predicted != c)))
+        f1 = 0.0 if tp == 0 else 2 * tp / (2 * tp + fp + fn)
+        total += f1 * np.mean(truth == c)
+    return float(total)
+
+
+class PairwiseTask(Task):
+    name = "causal.pairwise"
+    version = "1"
+    metrics = ("weighted_f1", "accuracy", "ci_tests", "log_ci_tests", "seconds")
+    protocol = PairwiseIdentifier
+    framework = None
+
+    def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
+        return {
+            "random-network": {"nodes": 10, "degree": 3.0, "latents": 1, "samples": 300, "pairs": 3},
+            "bnlearn-network": {"network": "asia", "latents": 1, "samples": 300, "pairs": 3},
+        }
+
+    def evaluate(self, method: PairwiseIdentifier, data: Instance, context: Context) -> dict[str, float]:
+        who = type(method).__name__
+        problem = Problem(data.p, data.max_k)
+        scope = getattr(method, "scope", None)
+        if scope == "global":
+            tester = data.tester()
+            started = time.perf_counter()
+            predicted = list(method.identify(problem, tester, list(data.pairs)))
+            seconds = time.perf_counter() - started
+            tests = float(tester.count)
+        elif scope == "local":
+            predicted, counts, times = [], [], []
+            for pair in data.pairs:
+                tester = data.tester()
+                started = time.perf_counter()
+                predicted.extend(method.identify(problem, tester, [pair]))
+                times.append(time.perf_counter() - started)
+                counts.append(tester.count)
+            seconds, tests = float(np.mean(times)), float(np.mean(counts))
+        else:
+            raise ValueError(f"{who}.scope is {scope!r}; expected 'global' or 'local'")
+        if len(predicted) != len(data.pairs) or any(int(r) not in range(len(RELATIONS)) for r in predicted):
+            raise ValueError(f"{who}.identify returned {predicted!r}; expected one of 0–3 per pair")
+        truth = list(data.labels)
+        predicted = [int(r) for r in predicted]
+        return {
+            "weighted_f1": weighted_f1(truth, predicted),
+            "accuracy": float(np.mean(np.asarray(truth) == np.asarray(predicted))),
+            "ci_tests": tests,
+            "log_ci_tests": float(np.log(max(tests, 1.0))),
+            "seconds": seconds,
+        }
+
+
+TASK = PairwiseTask()

@@ -145,6 +145,10 @@ class LocalExecutor(Executor):
 
     def _environment(self, slot: int) -> dict[str, str]:
         env = thread_environment(self.threads)
+        # string hashing is salted per process unless fixed: a method that iterates a set of names (causal-learn's
+        # FCI over its separating sets) then counts its work differently from run to run, and `harness regress`
+        # flags a move that no code caused. A seed the user sets is kept.
+        env["PYTHONHASHSEED"] = os.environ.get("PYTHONHASHSEED", "0")
         if self.gpus:
             env["CUDA_VISIBLE_DEVICES"] = self.gpus[slot % len(self.gpus)]
         return env

@@ -218,3 +218,13 @@ def test_a_stopped_run_leaves_no_worker_computing(toy_env, write_spec, tmp_path,
     if signame == "SIGTERM":
         assert "terminated; finished cells are saved" in stderr
     assert all(_gone(pid, within=10) for pid in workers)
+
+
+def test_workers_hash_strings_the_same_way_in_every_run(toy_env, monkeypatch):
+    """The pool's workers run with a fixed PYTHONHASHSEED (0 unless the user set one), so a set of strings
+    iterates in the same order in every run."""
+    monkeypatch.delenv("PYTHONHASHSEED", raising=False)
+    pool = WorkerPool(jobs=1, threads=1)
+    assert pool._environment(0)["PYTHONHASHSEED"] == "0"
+    monkeypatch.setenv("PYTHONHASHSEED", "123")
+    assert pool._environment(0)["PYTHONHASHSEED"] == "123"

@@ -141,16 +141,18 @@ class Peek:
 
 
 def _count_call(counter: Path) -> int:
-    """Add one to the number in ``counter`` and return it; workers running at once each get their own."""
+    """Add one to the number in ``counter`` and return it; workers running at once each get their own.
+
+    The new count replaces the file atomically: a worker the kernel kills mid-count (its run was SIGKILLed, see
+    PR_SET_PDEATHSIG in harness.execute) leaves the old count, never an empty file that restarts the count."""
     import fcntl
 
-    with open(counter, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        f.seek(0)
-        call = int(f.read() or 0) + 1
-        f.seek(0)
-        f.truncate()
-        f.write(str(call))
+    with open(counter.with_name(counter.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        call = (int(counter.read_text() or 0) if counter.exists() else 0) + 1
+        scratch = counter.with_name(f"{counter.name}.{os.getpid()}")
+        scratch.write_text(str(call))
+        os.replace(scratch, counter)
     return call
 
 

@@ -30,6 +30,19 @@ def _model(name: str, device: str):
     return method.build(SimpleNamespace(x_dim=2, domain_width=4.0)).to(device).eval()
 
 
+def _gridded_inputs_of(module_of, n_context: int, device: str):
+    """A gridded TNP and the arguments ``module_of(model)`` receives in one forward pass on a task of ``n_context``
+    contexts: a kernel times a part on its real inputs without repeating the model's own preparation."""
+    import torch
+
+    model, captured = _model("gridded-tnp", device), {}
+    hook = module_of(model).register_forward_pre_hook(lambda _, args: captured.setdefault("args", args))
+    with torch.no_grad():
+        model(*_task(n_context, device))
+    hook.remove()
+    return model, captured["args"]
+
+
 class GridEncoder(TorchKernel):
     """The pseudo-token grid encoder (PT-GE) of the gridded TNP: every context point's token into its nearest node."""
 
@@ -38,26 +51,15 @@ class GridEncoder(TorchKernel):
     version = "1"
 
     def setup(self, n_context):
-        import torch
-
-        from components.neural_process_torch import data_centre, grid_nodes, nearest_node, tokens_xy
-
         self.device = self.prepare()
-        model = _model("gridded-tnp", self.device)
-        xc, yc, xt = _task(n_context, self.device)
-        with torch.no_grad():
-            centre = data_centre(xc, xt)
-            self.grid_x = grid_nodes(centre, model.grid, model.width)
-            self.context = tokens_xy(model.embedding, model.token_encoder, xc, yc)
-            self.extra = model.grid_position(model.embedding(self.grid_x))
-            self.node = nearest_node(xc, centre, model.grid, model.width)
-        self.encoder, self.xc = model.encoder, xc
+        model, self.args = _gridded_inputs_of(lambda m: m.encoder, n_context, self.device)
+        self.encoder = model.encoder
 
     def time_encode(self, n_context):
         import torch
 
         with torch.no_grad():
-            self.encoder(self.extra, self.grid_x, self.context, self.xc, self.node)
+            self.encoder(*self.args)
         synchronize(self.device)
 
 
@@ -70,16 +72,9 @@ class SwinProcessor(TorchKernel):
     version = "1"
 
     def setup(self, n_context):
-        import torch
-
         self.device = self.prepare()
-        model = _model("gridded-tnp", self.device)
-        captured = {}
-        hook = model.processor[0].register_forward_pre_hook(lambda module, args: captured.setdefault("grid", args[0]))
-        with torch.no_grad():
-            model(*_task(n_context, self.device))
-        hook.remove()
-        self.grid, self.layers = captured["grid"], model.processor
+        model, (self.grid,) = _gridded_inputs_of(lambda m: m.processor[0], n_context, self.device)
+        self.layers = model.processor
 
     def time_process(self, n_context):
         import torch

@@ -750,26 +750,22 @@ def plot_curves(board: Board):
 
 
 def render_curves_svg(board: Board) -> str:
-    """:func:`plot_curves` as SVG (deterministic: no date, a fixed hash salt)."""
-    import matplotlib.pyplot as plt
-
-    fig = plot_curves(board)
-    buffer = io.StringIO()
-    with plt.rc_context({"svg.hashsalt": "harness-curves"}):
-        fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg"):]
+    """:func:`plot_curves` as SVG."""
+    return _figure_svg(plot_curves(board), "harness-curves")
 
 
 def render_plot_svg(board: Board) -> str:
     """:func:`plot_figure` as inline SVG."""
+    return _figure_svg(plot_figure(board), "harness-leaderboard")
+
+
+def _figure_svg(fig, salt: str) -> str:
+    """A matplotlib figure as an ``<svg>`` element, closed after. A fixed id salt and no date: rebuilding an unchanged
+    folder rewrites the page byte for byte."""
     import matplotlib.pyplot as plt
 
-    fig = plot_figure(board)
     buffer = io.StringIO()
-    # a fixed id salt and no date: rebuilding an unchanged folder rewrites the page byte for byte
-    with plt.rc_context({"svg.hashsalt": "harness-leaderboard"}):
+    with plt.rc_context({"svg.hashsalt": salt}):
         fig.savefig(buffer, format="svg", metadata={"Date": None})
     plt.close(fig)
     svg = buffer.getvalue()

@@ -106,7 +106,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--storage", help="Optuna storage: an RDB URL (sqlite:///..., postgresql://...) or a journal "
                                      "file path (default: a SQLite file in the results folder)")
     p.add_argument("--executor", choices=_executor_names(), default="local",
-                   help="where cells run (default: local worker processes, --jobs of them)")
+                   help="where cells run: local (worker processes, --jobs of them; the default), slurm (submitit "
+                        "job arrays, at most --jobs jobs at once), local-submitit (submitit's local processes)")
+    g = p.add_argument_group("cluster jobs (--executor slurm or local-submitit; each overrides the spec's hardware.slurm)")
+    g.add_argument("--slurm-partition", metavar="NAME", help="sbatch --partition")
+    g.add_argument("--slurm-account", metavar="NAME", help="sbatch --account")
+    g.add_argument("--slurm-constraint", metavar="EXPR", help="sbatch --constraint")
+    g.add_argument("--slurm-qos", metavar="NAME", help="sbatch --qos")
+    g.add_argument("--slurm-gpus", type=_non_negative_int, metavar="N", help="GPUs per job (sbatch --gpus-per-node)")
+    g.add_argument("--slurm-mem-gb", type=_positive(float), metavar="GB", help="memory per job (sbatch --mem)")
+    g.add_argument("--slurm-time-min", type=_positive(int), metavar="MIN", help="cap on every job's time limit (sbatch --time)")
+    g.add_argument("--slurm-option", action="append", type=_sbatch_option, metavar="KEY=VALUE",
+                   help="any other sbatch option without its dashes, e.g. reservation=ml (repeatable)")
+    g.add_argument("--cells-per-job", type=_positive(int), metavar="N",
+                   help="cells packed into one job (a seed × method's cells always share one; default: about four "
+                        "jobs per --jobs slot)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     p = sub.add_parser("validate", help="check specs (schema and every name) without running anything")
@@ -159,6 +173,33 @@ def build_parser() -> argparse.ArgumentParser:
                         "significant (default 1.2)")
     q.add_argument("--machine", metavar="NAME", help="machine name the results were stored under (default as for run)")
     return parser
+
+
+def _sbatch_option(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    key = key.strip().lstrip("-")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (an sbatch option without its dashes), found {text!r}")
+    return key, value
+
+
+_CLUSTER_FLAGS = {"slurm_partition": "partition", "slurm_account": "account", "slurm_constraint": "constraint",
+                  "slurm_qos": "qos", "slurm_gpus": "gpus", "slurm_mem_gb": "memory_gb", "slurm_time_min": "time_min",
+                  "cells_per_job": "cells_per_job"}
+
+
+def _cluster_options(args) -> dict:
+    """The --slurm-* and --cells-per-job flags given, as :func:`harness.cluster.resources_from` overrides."""
+    from harness.executors import CLUSTER_EXECUTORS
+
+    given = {field: getattr(args, flag) for flag, field in _CLUSTER_FLAGS.items() if getattr(args, flag) is not None}
+    if args.slurm_option:
+        given["options"] = dict(args.slurm_option)
+    if given and args.executor not in CLUSTER_EXECUTORS:
+        flags = ", ".join("--" + flag.replace("_", "-") for flag in _CLUSTER_FLAGS if getattr(args, flag) is not None)
+        raise UsageError(f"{flags or '--slurm-option'} only apply to cluster jobs; add --executor slurm "
+                         "(or local-submitit)")
+    return given
 
 
 def _executor_names() -> tuple[str, ...]:
@@ -229,7 +270,7 @@ def cmd_run(args) -> int:
     options = RunOptions(
         methods=args.methods, datasets=args.datasets, seeds=args.seeds, trials=args.trials, device=args.device,
         timeout_s=args.timeout, jobs=args.jobs, data_dir=args.data_dir, storage=args.storage, fresh=args.fresh,
-        executor=args.executor, retry=not args.no_retry,
+        executor=args.executor, cluster=_cluster_options(args), retry=not args.no_retry,
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import socket
 import time
 import traceback
 from multiprocessing.connection import Connection
@@ -109,6 +110,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     result["wall_s"] = time.perf_counter() - started
     result["peak_mib"] = round(_peak_rss_mib(), 1)
     result["pid"] = os.getpid()
+    result["host"] = socket.gethostname()  # provenance: results from several machines merge by key
     result["visible_gpus"] = os.environ.get("CUDA_VISIBLE_DEVICES")
     return result
 

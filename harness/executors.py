@@ -7,8 +7,10 @@ of :func:`harness.execute.execute_cell`; every cell is a pure function of its pa
 so any backend can run it and results merge by key.
 
 Built in: ``local``, a pool of reused worker processes with a hard timeout per cell
-(:class:`LocalExecutor`). A new backend subclasses :class:`Executor` and registers in
-:data:`EXECUTORS`.
+(:class:`LocalExecutor`), and, through submitit (:mod:`harness.cluster`), ``slurm`` (job
+arrays on a SLURM cluster) and ``local-submitit`` (submitit's local processes: the same
+code path as ``slurm``, which the tests run for real). A new backend subclasses
+:class:`Executor` and registers in :data:`EXECUTORS`.
 """
 from __future__ import annotations
 
@@ -96,7 +98,7 @@ class LocalExecutor(Executor):
     GPUs, never two workers on one GPU.
     """
 
-    def __init__(self, jobs: int = 1, threads: int = 1, gpus: list[str] | None = None):
+    def __init__(self, jobs: int = 1, threads: int = 1, gpus: list[str] | None = None, **_: Any):
         self.jobs = max(1, jobs)
         self.threads = threads
         self.gpus = list(gpus or [])
@@ -245,13 +247,27 @@ def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:
             "wall_s": time.monotonic() - worker.started, "peak_mib": None}
 
 
-EXECUTORS: dict[str, type[Executor]] = {"local": LocalExecutor}
+def _submitit(backend: str):
+    def make(**options: Any) -> Executor:
+        from harness.cluster import SubmititExecutor  # imports submitit: only for a run that asks for it
+
+        return SubmititExecutor(backend=backend, **options)
+    return make
 
 
-def make_executor(name: str, *, jobs: int, threads: int, gpus: list[str] | None = None) -> Executor:
-    """The executor ``name`` (``harness run --executor``), sized for this run."""
+# name → a callable that takes make_executor's keywords; submitit loads only when its executor is asked for
+EXECUTORS: dict[str, Any] = {"local": LocalExecutor, "slurm": _submitit("slurm"), "local-submitit": _submitit("local")}
+CLUSTER_EXECUTORS = ("slurm", "local-submitit")  # those that take a results folder and job resources
+
+
+def make_executor(name: str, *, jobs: int, threads: int, gpus: list[str] | None = None, **options: Any) -> Executor:
+    """The executor ``name`` (``harness run --executor``), sized for this run.
+
+    ``options``: what a cluster executor needs besides (``folder``, the spec's results folder, and
+    ``resources``, a :class:`harness.cluster.ClusterResources`); the local pool ignores them.
+    """
     try:
-        cls = EXECUTORS[name]
+        make = EXECUTORS[name]
     except KeyError:
         raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}") from None
-    return cls(jobs=jobs, threads=threads, gpus=gpus)
+    return make(jobs=jobs, threads=threads, gpus=gpus, **options)

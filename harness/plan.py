@@ -29,6 +29,7 @@ class RunOptions:
     storage: str | None = None
     fresh: bool = False
     executor: str = "local"
+    cluster: dict[str, Any] = field(default_factory=dict)  # --slurm-* and --cells-per-job: over the spec's hardware.slurm
     retry: bool = True  # run cells whose newest record is failed or timed-out again
 
 
@@ -85,6 +86,7 @@ class Cell:
             "data_dir": str(self.data_dir) if self.data_dir else None,
             # a worker keeps a seed × method's cells together (a task may cache its training)
             "group": f"{self.split}/{self.seed}/{self.method.id}",
+            "key": self.key,  # a cluster executor finds a result an earlier, killed run left by it
         }
 
 

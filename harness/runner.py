@@ -96,6 +96,8 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
     data_dir = options.data_dir or (Path(os.environ[DATA_DIR_VARIABLE]) if os.environ.get(DATA_DIR_VARIABLE) else None)
     versions = package_versions()
+    if options.executor == "slurm":
+        _check_slurm()
     for root in {Path(out) if out is not None else default_out(spec.profile) for spec in planned}:
         _check_writable(root)  # before any work: one clear line, not a traceback after tuning
     summaries, roots = [], set()
@@ -112,6 +114,17 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
         if out is None and root.parent.name == "results":
             write_index(root.parent)  # results/index.md over every profile
     return summaries
+
+
+def _check_slurm() -> None:
+    import shutil
+
+    from harness.plan import PlanError
+
+    missing = [command for command in ("sbatch", "srun") if shutil.which(command) is None]
+    if missing:
+        raise PlanError(f"--executor slurm: {' and '.join(missing)} not found on PATH, so this is not a SLURM "
+                        "login node; run there, or try the same code path here with --executor local-submitit")
 
 
 def _check_writable(root: Path) -> None:
@@ -131,7 +144,7 @@ def _check_writable(root: Path) -> None:
 def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,
               progress: bool) -> SpecRun:
     """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
-    from harness.executors import make_executor
+    from harness.executors import CLUSTER_EXECUTORS, make_executor
     from harness.hardware import auto_jobs, git_commit, visible_gpus
     from harness.leaderboard import write_leaderboard
     from harness.metrics import write_chance_table, write_metric_table
@@ -154,8 +167,13 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     # results are output, not code: the folders of every profile under results/ leave the commit clean
     outputs = root.parent if root.parent.name == "results" else root
     recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=outputs), versions)
+    cluster = {}
+    if options.executor in CLUSTER_EXECUTORS:
+        from harness.cluster import resources_from
+
+        cluster = {"folder": folder, "resources": resources_from(spec.hardware, spec.hardware.slurm, options.cluster)}
     with RunStore(folder) as store, \
-            make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus) as executor, \
+            make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus, **cluster) as executor, \
             Progress(progress, spec.name) as bar:
         write_resolved_spec(spec, folder)
         write_metric_table(folder, {name: metrics()[name] for name in task.metrics})  # the folder reads alone
@@ -264,6 +282,9 @@ class _Recorder:
         }
         if result.get("curves"):  # only tasks that measure series write the field
             row["curves"] = result["curves"]
+        for extra in ("host", "log"):  # the machine that ran the cell; a cluster job's logs, when the job lost it
+            if result.get(extra):
+                row[extra] = result[extra]
         return row
 
 

@@ -69,6 +69,8 @@ class Hardware:
     precision: str = "fp32"
     threads: int = 1
     timeout_s: float = 600.0
+    memory_gb: float | None = None  # what a cluster job asks for; not part of the spec hash
+    slurm: dict[str, Any] = field(default_factory=dict)  # partition, account, ...: where jobs go, not what they compute
 
 
 @dataclass
@@ -98,6 +100,8 @@ class Spec:
     def spec_hash(self) -> str:
         """Hash of what determines results; seed and method/dataset selection are not part of it."""
         content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
+        if "hardware" in content:  # where a job runs and what it asks of the cluster do not change its results
+            content["hardware"] = {k: v for k, v in content["hardware"].items() if k not in ("memory_gb", "slurm")}
         return stable_hash(content)[:16]
 
 
@@ -144,6 +148,8 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
             precision=hardware.get("precision", "fp32"),
             threads=hardware.get("threads", 1),
             timeout_s=float(hardware.get("timeout_s", 600.0)),
+            memory_gb=float(hardware["memory_gb"]) if "memory_gb" in hardware else None,
+            slurm=dict(hardware.get("slurm", {})),
         ),
         claims=[
             Claim(

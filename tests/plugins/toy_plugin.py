@@ -163,7 +163,12 @@ class Stop(Tunable):
     every run, and at call K1, K2, ... the worker sends SIGNAL (SIGINT: a Ctrl-C, SIGKILL) to its run.
     """
 
+    def __init__(self, x=0.0, offset=0.0, seconds=0.0):
+        super().__init__(x, offset)
+        self.seconds = seconds  # slow enough for a test to kill its run mid-way
+
     def guess(self, hint, rng):
+        time.sleep(self.seconds)
         stop = os.environ.get("HARNESS_TOY_STOP")
         if stop:
             counter, calls, name = stop.rsplit(":", 2)

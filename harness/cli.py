@@ -265,6 +265,7 @@ def cmd_run(args) -> int:
     from harness.plan import PlanError, RunOptions
     from harness.runner import run
     from harness.store import StoreLocked
+    from harness.tuning import StorageError
 
     specs = _load(args.specs, args.profile)
     options = RunOptions(
@@ -274,7 +275,7 @@ def cmd_run(args) -> int:
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)
-    except (PlanError, StoreLocked) as exc:
+    except (PlanError, StoreLocked, StorageError) as exc:
         raise UsageError(str(exc)) from None
     status = EXIT_OK
     for s in summaries:

@@ -98,6 +98,10 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     versions = package_versions()
     if options.executor == "slurm":
         _check_slurm()
+    if options.storage is not None:  # a wrong URL or a server that is down: one line before any work
+        from harness.tuning import open_storage
+
+        open_storage(options.storage, None)
     for root in {Path(out) if out is not None else default_out(spec.profile) for spec in planned}:
         _check_writable(root)  # before any work: one clear line, not a traceback after tuning
     summaries, roots = [], set()
@@ -333,6 +337,9 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     return params, errors
 
 
+OTHERS_POLL_S = 0.5  # how often a run that finished its share of a shared study looks at the other runs' trials
+
+
 def _advance(studies: dict, executor, bar: Progress) -> dict[tuple[str, str], str | None]:
     """Run every study to its end: ask a batch of each idle study, run its cells, tell it when all are back.
 
@@ -355,7 +362,17 @@ def _advance(studies: dict, executor, bar: Progress) -> dict[tuple[str, str], st
                         labels[tag] = f"tuning {cell.method.id} on {cell.dataset.id}, trial {number}, seed {cell.seed}"
                         executor.submit(tag, cell.payload())
         if not executor.outstanding:
-            break
+            waiting = [study for study in studies.values() if study.others_running()]
+            if not waiting:
+                break
+            # another `harness run` on this storage still runs trials of these studies: wait for them to be
+            # told, or take them over once their process is gone or their heartbeat stale
+            bar.running([(f"waiting for another process's trials of {len(waiting)} stud"
+                          f"{'y' if len(waiting) == 1 else 'ies'}", time.monotonic())])
+            time.sleep(OTHERS_POLL_S)
+            for study in waiting:
+                bar.add(max(0, study.refresh()) * len(study.spec.tuning.seeds))
+            continue
         for tag, result in _wait(executor, bar, labels):
             pair, number, i = tag
             batches[pair][number][i] = result

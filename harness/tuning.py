@@ -47,6 +47,7 @@ OWNER_ATTR = "harness_owner"  # host:pid:start of the process running the trial
 INTERRUPTED_ATTR = "harness_interrupted"  # the run that ran the trial stopped before it was told
 ERROR_ATTR = "error"  # why the method failed the trial: such a FAIL counts toward the budget
 SAMPLER_ATTR = "harness:sampler"  # the sampler just after the trial's params were drawn (a finished ask)
+OVER_BUDGET_ATTR = "harness_over_budget"  # asked after other processes had used up the budget: failed unrun, uncounted
 SEED_VALUES_ATTR = "harness:seed_values"  # a completed trial's [[seed, primary value], ...], in tuning.seeds order
 
 
@@ -114,13 +115,48 @@ def open_storage(storage: str | None, folder: Path):
     if storage is None:
         storage = f"sqlite:///{(Path(folder) / 'optuna.db').resolve()}"
     if "://" in storage:
-        with _quiet():
-            return optuna.storages.RDBStorage(storage, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
+        try:
+            return _rdb_storage(storage)
+        except ImportError:
+            raise StorageError(f"--storage {_without_password(storage)}: no database driver for this URL here; for "
+                               "PostgreSQL: pip install 'harness[cluster]' (psycopg)") from None
+        except Exception as exc:  # SQLAlchemy's errors: a wrong URL, a server that is down or refuses the user
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise StorageError(f"--storage {_without_password(storage)}: cannot open the Optuna storage: {first}") from None
     from optuna.storages.journal import JournalFileBackend
 
     path = Path(storage).expanduser()
     path.parent.mkdir(parents=True, exist_ok=True)
     return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+
+
+def _rdb_storage(url: str, attempts: int = 5):
+    """Optuna's RDBStorage; a new database's tables are created by the first process that opens it, and a
+    second process doing so at the same moment collides with it (a unique violation): it then tries again."""
+    import time
+
+    import optuna
+    from sqlalchemy.exc import IntegrityError
+
+    for attempt in range(attempts):
+        try:
+            with _quiet():
+                return optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
+        except IntegrityError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.5 * (attempt + 1))
+
+
+class StorageError(ValueError):
+    """The --storage given cannot be opened (no driver, no server, a malformed URL)."""
+
+
+def _without_password(url: str) -> str:
+    """The URL as an error message may show it: a password in it is replaced by ***."""
+    import re
+
+    return re.sub(r"(://[^:/@]+):[^@/]*@", r"\1:***@", url)
 
 
 def suggest(trial, name: str, space: dict[str, Any]) -> Any:
@@ -177,6 +213,7 @@ class StudyRun:
         self.interrupted: list = []  # frozen trials an earlier run left unfinished, to run again first
         self.running: dict[int, int] = {}  # trial number → trial id, asked and not yet told
         self.last_error: str | None = None
+        self._last_draw = -1  # the number of the newest trial whose params this run drew or restored
 
     def start(self) -> int:
         """Open the study, take over its interrupted trials, and return how many trials are left to run."""
@@ -190,13 +227,23 @@ class StudyRun:
                 load_if_exists=True, direction="maximize" if self.goal == "max" else "minimize",
                 sampler=make_sampler(self.spec),
             )
+        self._take_over_interrupted()
+        self._restore_sampler()
+        self.remaining = max(0, self.spec.tuning.trials - len(self._counted()))
+        return self.remaining + len(self.interrupted)
+
+    def _take_over_interrupted(self) -> None:
+        """Take the study's interrupted trials (see :func:`_was_interrupted`) into ``self.interrupted``."""
+        from optuna.trial import TrialState
+
         # Optuna's fail_stale_trials would fail them; these are run again instead (it has no public list of them)
         stale = set(self.storage._get_stale_trial_ids(self.study._study_id)) if _has_heartbeat(self.storage) else set()
         owner = owner_id()
+        ours = set(self.running.values()) | {trial._trial_id for trial in self.interrupted}
         with _ctrl_c_deferred():  # a trial taken over is in self.interrupted, where stop() finds it
             for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-                if not _was_interrupted(trial, stale):
-                    continue  # another run's live trial: left to it
+                if trial._trial_id in ours or not _was_interrupted(trial, stale):
+                    continue  # ours already, or another run's live trial: left to it
                 if SAMPLER_ATTR in trial.system_attrs and set(self.method.search) <= set(trial.params):
                     self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
                     self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, False)
@@ -205,9 +252,24 @@ class StudyRun:
                 else:  # stopped while its params were drawn: nothing of it ran, and its draw is made again
                     self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, True)
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
-        self._restore_sampler()
+
+    def others_running(self) -> bool:
+        """Done here, while another process (a second `harness run` on this storage) still runs trials of the study.
+
+        Its trials count toward the budget and may be the best: the study's params are chosen only when
+        they are told, or, if their process is gone, after they are taken over and run here
+        (:meth:`refresh`)."""
+        from optuna.trial import TrialState
+
+        return self.finished and bool(self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
+
+    def refresh(self) -> int:
+        """Take over the trials that other processes left interrupted, and see what budget is left; returns
+        how many trials that adds here."""
+        before = self.remaining + len(self.interrupted)
+        self._take_over_interrupted()
         self.remaining = max(0, self.spec.tuning.trials - len(self._counted()))
-        return self.remaining + len(self.interrupted)
+        return self.remaining + len(self.interrupted) - before
 
     @property
     def waiting(self) -> bool:
@@ -230,14 +292,18 @@ class StudyRun:
             batch = [(trial.number, trial.params) for trial in again]
             self.running.update((trial.number, trial._trial_id) for trial in again)
             for _ in range(0 if self.interrupted else min(size - len(again), self.remaining)):
+                self._follow_other_processes()
                 with _quiet():
                     trial = self.study.ask()
+                if self._over_budget(trial):
+                    break
                 self.running[trial.number] = trial._trial_id
                 self.remaining -= 1
                 self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
                 self.beat(trial._trial_id)
                 drawn = {name: suggest(trial, name, space) for name, space in self.method.search.items()}
                 self.storage.set_trial_system_attr(trial._trial_id, SAMPLER_ATTR, _pickled(self.study.sampler))
+                self._last_draw = trial.number
                 batch.append((trial.number, drawn))
         cells = []
         for number, drawn in batch:
@@ -319,10 +385,34 @@ class StudyRun:
                 if t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
                 or (t.state == TrialState.FAIL and ERROR_ATTR in t.user_attrs)]
 
+    def _over_budget(self, trial) -> bool:
+        """Whether the trial just asked lies beyond the budget, because other processes asked the rest meanwhile.
+
+        The storage numbers a study's trials in the order they are asked, whoever asks, so the trials
+        that use up the budget are those with the lowest numbers: a trial with the whole budget before
+        it is failed at once, never run, and not counted (it carries :data:`OVER_BUDGET_ATTR`)."""
+        from optuna.trial import TrialState
+
+        earlier = [t for t in self._counted() if t.number < trial.number]
+        if len(earlier) < self.spec.tuning.trials:
+            return False
+        self.storage.set_trial_user_attr(trial._trial_id, OVER_BUDGET_ATTR, True)
+        self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
+        self.remaining = 0
+        return True
+
+    def _follow_other_processes(self) -> None:
+        """Another process drew the newest trial's params: continue the sampler from its state, so the
+        two do not draw the same sequence (a single run always finds its own draw newest)."""
+        saved = [t for t in self.study.get_trials(deepcopy=False) if SAMPLER_ATTR in t.system_attrs]
+        if saved and max(t.number for t in saved) > self._last_draw:
+            self._restore_sampler()
+
     def _restore_sampler(self) -> None:
         """Continue the sampler from its state after the newest finished ask, as if the run had never stopped."""
         saved = [t for t in self.study.get_trials(deepcopy=False) if SAMPLER_ATTR in t.system_attrs]
         if saved:
+            self._last_draw = max(t.number for t in saved)
             sampler = _unpickled(max(saved, key=lambda t: t.number).system_attrs[SAMPLER_ATTR])
             if sampler is not None:
                 self.study.sampler = sampler

@@ -43,7 +43,8 @@ from harness.executors import Executor, LocalExecutor
 JOBS_FOLDER = "jobs"  # beside runs.jsonl: submitit's pickles and logs, and the shards
 SHARD_SUFFIX = ".shard.jsonl"
 _JOB_STARTUP_S = 300  # on top of its cells' timeouts: queueing is not counted, imports and a worker start are
-_POLL_S = {"local": 0.05, "slurm": 2.0}  # how often the shards are read while waiting
+_POLL_S = {"local": 0.05, "slurm": 2.0}
+_KILL_GRACE_S = 10.0  # how often the shards are read while waiting
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,9 @@ class SubmititExecutor(Executor):
         self._submitted = 0
         self._cells: dict[int, tuple[Any, dict[str, Any]]] = {}  # index → (tag, cell), not yet handed back
         self._pending: list[int] = []  # indices not yet in a job
+        self._wave = 0  # cells submitted since the pending list was last empty
         self._jobs: list[_Job] = []
+        self._ended: list[_Job] = []  # jobs whose cells are all back; a local one's process may still be exiting
         self._ready: list[tuple[Any, dict[str, Any]]] = []  # results recovered from an earlier run's shards
         self._recovered = self._read_earlier_shards()
         self._executor = self._make_executor()
@@ -150,6 +153,9 @@ class SubmititExecutor(Executor):
         if earlier is not None:
             self._ready.append((tag, earlier))
             return
+        if not self._pending:  # a new wave of cells (the test cells, a round of trials): jobs are sized on it
+            self._wave = 0
+        self._wave += 1
         index = self._submitted
         self._submitted += 1
         self._cells[index] = (tag, cell)
@@ -180,7 +186,14 @@ class SubmititExecutor(Executor):
         if not self._cells and not self._jobs:
             for shard in self.folder.glob(f"*{SHARD_SUFFIX}"):
                 shard.unlink(missing_ok=True)
-        self._jobs, self._cells, self._pending = [], {}, []
+        for job in self._ended:  # a local job ends a moment after its last cell: no process outlives the run
+            process = getattr(job.job, "_process", None)
+            if process is not None:
+                try:
+                    process.wait(timeout=_KILL_GRACE_S)
+                except Exception:  # still busy after its last result: it is ours, and done
+                    process.kill()
+        self._jobs, self._ended, self._cells, self._pending = [], [], {}, []
 
     # jobs ------------------------------------------------------------------------------
 
@@ -237,7 +250,8 @@ class SubmititExecutor(Executor):
         for i in indices:
             group = self._cells[i][1].get("group")
             groups.setdefault(group if group is not None else ("cell", i), []).append(i)
-        size = self.resources.cells_per_job or max(1, math.ceil(len(indices) / (4 * self.jobs)))
+        # sized on the whole wave, not on what is left of it: throttled dispatches would make ever smaller jobs
+        size = self.resources.cells_per_job or max(1, math.ceil(max(self._wave, len(indices)) / (4 * self.jobs)))
         batches: list[list[int]] = []
         for members in groups.values():
             if batches and len(batches[-1]) + len(members) <= size:
@@ -257,6 +271,7 @@ class SubmititExecutor(Executor):
                 finished.append((self._cells.pop(index)[0], line["result"]))
         if done or not job.indices:  # a job whose every cell is back is not cancelled at close
             self._jobs.remove(job)
+            self._ended.append(job)
             if job.indices:
                 finished += self._lost(job)
         return finished

@@ -58,6 +58,7 @@ def test_cells_of_a_group_share_a_job_and_small_groups_are_packed(tmp_path):
     for i in range(1000):
         auto.submit(i, {"group": None, "timeout_s": 5, "key": str(i)})
     assert len(auto._pack(list(range(1000)))) == 8  # about four jobs per slot, not one job per cell
+    assert len(auto._pack(list(range(875)))) == 7  # what is left once a job went out: jobs of the same size
 
 
 def test_a_job_past_its_time_limit_is_requeued_and_skips_the_cells_it_finished(toy_env, tmp_path):

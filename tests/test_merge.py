@@ -219,6 +219,23 @@ def test_a_claim_pairs_cells_only_within_one_device_class():
     assert verdict.pairs == 4 and verdict.mean_difference == pytest.approx(2.0 - 0.65)
 
 
+def test_a_scaling_exponent_is_fitted_within_one_device_class():
+    """A's time grows like n on the CPU and like n² on the GPU: each seed's exponent is the mean of the two
+    classes' fits (1.5), never a fit through points of both (which would read the GPU's as the CPU's)."""
+    sizes = [64, 128, 256, 512, 1024]
+    rows = [{"dataset": f"n{n}", "dataset_params": {"n": n}, "method": method, "seed": seed, "status": "ok",
+             "device": device, "metrics": {"runtime_s": scale * n ** power}}
+            for seed in range(3) for n in sizes
+            for method, device, scale, power in (("A", "cpu: X (2 cores)", 1e-3, 1.0), ("A", GPU, 1e-6, 2.0),
+                                                 ("B", "cpu: X (2 cores)", 1e-3, 1.0), ("B", GPU, 1e-6, 2.0))]
+    claim = {"id": "scales", "says": "A scales like B", "kind": "scaling", "size": "n", "better": "A", "than": "B",
+             "metric": "runtime_s", "datasets": [f"n{n}" for n in sizes]}
+    verdict = check_claim(claim, rows, "min")
+    assert [(e.method, e.seeds) for e in verdict.exponents] == [("A", 3), ("B", 3)]
+    assert verdict.exponents[0].mean == pytest.approx(1.5) and verdict.pairs == 3
+    assert verdict.mean_difference == pytest.approx(0.0, abs=1e-12)
+
+
 @pytest.mark.parametrize("description, expected", [
     ("cpu: Intel(R) Xeon(R) Processor (2 cores)", "cpu: Intel(R) Xeon(R) Processor"),
     ("cuda: NVIDIA H200 (GPU 3)", "cuda: NVIDIA H200"),

@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from harness.hardware import classes_apart, device_class
 from harness.stats import FLOAT_NOISE, mean_and_half_width, no_spread, one_sided_t
 
 REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE = "reproduced", "not reproduced", "inconclusive"
@@ -153,18 +154,25 @@ class Verdict:
 
 
 def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, int], float]:
-    """(dataset, seed) → difference (oriented so that positive favours ``better``), where both methods are ok."""
+    """(dataset, seed) → difference (oriented so that positive favours ``better``), where both methods are ok.
+
+    Where the rows span several device classes, the two cells of a difference are of one class (a GPU's time
+    is never paired with a CPU's), and a (dataset, seed) measured on several classes gives the mean of its
+    classes' differences: the seed's draw counts once, whatever ran it.
+    """
     wanted = set(claim.get("datasets") or ()) or None
-    by_cell: dict[tuple[str, int, str], float] = {}
+    apart = classes_apart(rows)
+    by_cell: dict[tuple[str, int, str, str], float] = {}
     for row in rows:
         if row["status"] == "ok" and claim["metric"] in row["metrics"] and (wanted is None or row["dataset"] in wanted):
-            by_cell[(row["dataset"], row["seed"], row["method"])] = row["metrics"][claim["metric"]]
-    differences = {}
-    for (dataset, seed, method), value in sorted(by_cell.items()):
-        if method == claim["better"] and (dataset, seed, claim["than"]) in by_cell:
-            other = by_cell[(dataset, seed, claim["than"])]
-            differences[(dataset, seed)] = value - other if goal == "max" else other - value
-    return differences
+            device = (device_class(row.get("device")) or "") if apart else ""
+            by_cell[(row["dataset"], row["seed"], device, row["method"])] = row["metrics"][claim["metric"]]
+    by_class: dict[tuple[str, int], list[float]] = {}
+    for (dataset, seed, device, method), value in sorted(by_cell.items()):
+        if method == claim["better"] and (dataset, seed, device, claim["than"]) in by_cell:
+            other = by_cell[(dataset, seed, device, claim["than"])]
+            by_class.setdefault((dataset, seed), []).append(value - other if goal == "max" else other - value)
+    return {cell: d[0] if len(d) == 1 else sum(d) / len(d) for cell, d in by_class.items()}
 
 
 def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:
@@ -324,27 +332,44 @@ def _enough_sizes(sizes: Sequence[float]) -> bool:
     return len(set(sizes)) >= MIN_SIZES and max(sizes) >= MIN_SIZE_SPAN * min(sizes)
 
 
-def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str], dict[float, float]]:
-    """(seed, method) → {size: value} over the claim's datasets, from ok rows with a positive value."""
+def _mean(values: list[float]) -> float:
+    return values[0] if len(values) == 1 else sum(values) / len(values)
+
+
+def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, str], dict[float, float]]:
+    """(seed, method, device class) → {size: value} over the claim's datasets, from ok rows with a positive value.
+
+    The device class is "" unless the rows span several: then each class's sizes are fitted on their own (an
+    exponent never mixes a GPU's times with a CPU's) and a seed's exponent is the mean over its classes.
+    """
     wanted = set(claim.get("datasets") or ()) or None
     size = claim["size"]
-    out: dict[tuple[int, str], dict[float, float]] = {}
+    apart = classes_apart(rows)
+    out: dict[tuple[int, str, str], dict[float, float]] = {}
     for row in rows:
         value = row["metrics"].get(claim["metric"]) if row["status"] == "ok" else None
         at = (row.get("dataset_params") or {}).get(size)
         if value is None or at is None or (wanted is not None and row["dataset"] not in wanted):
             continue
         if value > 0 and at > 0:  # a logarithm needs both positive; a zero time is no measurement
-            out.setdefault((row["seed"], row["method"]), {})[float(at)] = float(value)
+            device = (device_class(row.get("device")) or "") if apart else ""
+            out.setdefault((row["seed"], row["method"], device), {})[float(at)] = float(value)
     return out
+
+
+def _seed_slopes(points: dict[tuple[int, str, str], dict[float, float]], method: str) -> list[float]:
+    """The method's exponent per seed with enough sizes (the mean over its device classes), in seed order."""
+    by_seed: dict[int, list[float]] = {}
+    for (seed, m, _), p in sorted(points.items()):
+        if m == method and _enough_sizes(list(p)):
+            by_seed.setdefault(seed, []).append(log_log_slope(list(p), list(p.values())))
+    return [_mean(slopes) for slopes in by_seed.values()]
 
 
 def exponents(claim: dict, rows: list[dict]) -> list[MethodExponent]:
     """Every method's exponent on the claim's datasets: ``better`` and ``than`` first, then the others by name."""
-    slopes: dict[str, list[float]] = {}
-    for (_, method), points in sorted(_by_seed_and_method(claim, rows).items()):
-        if _enough_sizes(list(points)):
-            slopes.setdefault(method, []).append(log_log_slope(list(points), list(points.values())))
+    points = _by_seed_and_method(claim, rows)
+    slopes = {method: found for method in sorted({m for _, m, _ in points}) if (found := _seed_slopes(points, method))}
     first = [m for m in (claim["better"], claim["than"]) if m in slopes]
     out = []
     for method in first + sorted(set(slopes) - set(first)):
@@ -500,8 +525,7 @@ def check_exponent_bound(claim: dict, rows: list[dict]) -> ExponentBoundVerdict:
     points = _by_seed_and_method(claim, rows)
     checks = []
     for method in claim["methods"]:
-        slopes = [log_log_slope(list(p), list(p.values())) for (_, m), p in sorted(points.items())
-                  if m == method and _enough_sizes(list(p))]
+        slopes = _seed_slopes(points, method)
         if len(slopes) < min_pairs:
             checks.append(MethodExponentCheck(method, len(slopes), None, None, INCONCLUSIVE))
             continue
@@ -522,7 +546,7 @@ def check_exponent_bound(claim: dict, rows: list[dict]) -> ExponentBoundVerdict:
                                          f"{MIN_SIZE_SPAN:g}x")
     else:
         verdict, reason = INCONCLUSIVE, "a method's interval contains the bound; more seeds could decide it"
-    measured = sorted({s for (_, m), p in points.items() if m in claim["methods"] for s in p})
+    measured = sorted({s for (_, m, _), p in points.items() if m in claim["methods"] for s in p})
     return ExponentBoundVerdict(claim=claim["id"], says=claim["says"], verdict=verdict, metric=claim["metric"],
                                 methods=list(claim["methods"]), side=side, bound=bound, size=claim["size"],
                                 test=TEST_EXPONENT_BOUND, reason=reason, checks=checks, sizes=measured,
@@ -541,16 +565,21 @@ def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict | 
     points = _by_seed_and_method(claim, rows)
     better, than = claim["better"], claim["than"]
     differences, skipped = [], 0
-    for seed in sorted({seed for seed, _ in points}):
-        a, b = points.get((seed, better), {}), points.get((seed, than), {})
-        common = sorted(set(a) & set(b))
-        if not _enough_sizes(common):
+    for seed in sorted({seed for seed, _, _ in points}):
+        by_class = []  # one difference per device class with both methods on enough sizes
+        for device in sorted({d for s, _, d in points if s == seed}):
+            a, b = points.get((seed, better, device), {}), points.get((seed, than, device), {})
+            common = sorted(set(a) & set(b))
+            if not _enough_sizes(common):
+                continue
+            slope_a = log_log_slope(common, [a[s] for s in common])
+            slope_b = log_log_slope(common, [b[s] for s in common])
+            # a metric to minimise: better's grows more slowly; to maximise: better's grows faster
+            by_class.append(slope_b - slope_a if goal == "min" else slope_a - slope_b)
+        if not by_class:
             skipped += 1
             continue
-        slope_a = log_log_slope(common, [a[s] for s in common])
-        slope_b = log_log_slope(common, [b[s] for s in common])
-        # a metric to minimise: better's grows more slowly; to maximise: better's grows faster
-        differences.append(slope_b - slope_a if goal == "min" else slope_a - slope_b)
+        differences.append(_mean(by_class))
     unit = "seeds; each the difference of two slopes fitted over the sizes"
     if skipped:
         unit += f"; {skipped} seed(s) without both methods on {MIN_SIZES} sizes spanning {MIN_SIZE_SPAN:g}x left out"

@@ -2,7 +2,8 @@
 
 Exit codes, for every command: 0 success; 1 the run finished but some cells failed or
 timed out, ``check`` found a claim not reproduced, ``regress`` found a regression, or
-``bench`` found a slower or failing kernel; 2 invalid spec or usage (nothing ran).
+``bench`` found a slower or failing kernel; 2 invalid spec or usage (nothing ran), or ``merge`` refused its
+folders (nothing written).
 """
 from __future__ import annotations
 
@@ -136,6 +137,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("leaderboard", help="rebuild a results folder's leaderboard from its runs.jsonl")
     p.add_argument("folder", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
     p.add_argument("--format", choices=("md", "csv", "html"), default="md", help="what to print (all three are written)")
+
+    p = sub.add_parser("merge", help="combine one spec's results folders from several machines into OUT, by cell key",
+                       description="Combine results folders of ONE spec (same spec_hash and code), e.g. written on "
+                                   "several machines with different --seeds, into OUT and write its leaderboard. A "
+                                   "cell key found in two folders is kept once; two different results for one key on "
+                                   "one device class are a conflict (exit 2, both files and lines named, nothing "
+                                   "written). Each row taken from a DIR records it in `merged_from`. OUT may be new "
+                                   "or a results folder of the same spec (its rows are kept). Where the rows span "
+                                   "several device classes, the leaderboard has a row per method and class.")
+    p.add_argument("out", type=Path, metavar="OUT", help="the merged results folder (new, or one of the same spec)")
+    p.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
 
     p = sub.add_parser("repair", help="move the damaged lines of a results folder's runs.jsonl to damaged.jsonl",
                        description="A run reports each damaged line of runs.jsonl (not JSON, not a cell record, "
@@ -416,6 +428,27 @@ def cmd_leaderboard(args) -> int:
     return EXIT_OK
 
 
+def cmd_merge(args) -> int:
+    from harness.leaderboard import NoResults
+    from harness.merge import MergeError, merge
+
+    try:
+        summary = merge(args.out, args.folders)
+    except (MergeError, NoResults) as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"{args.out}: cannot write the merged folder there ({exc.strerror or exc})") from None
+    for folder, added in summary.added.items():
+        once = summary.kept_once[folder]
+        print(f"{folder}: {added} row(s) taken" + (f", {once} already there (same key and result) kept once" if once else ""))
+    classes = f"; device classes: {'; '.join(summary.device_classes)}" if summary.device_classes else ""
+    print(f"{summary.out}/{'runs.jsonl'}: {summary.rows} row(s){classes} → {summary.out}/leaderboard.md "
+          "(and leaderboard.html)")
+    for note in summary.notes:
+        print(f"  note: {note}")
+    return EXIT_OK
+
+
 def cmd_repair(args) -> int:
     from harness.store import DAMAGED_FILE, RUNS_FILE, RunStore, StoreLocked
 
@@ -516,7 +549,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
-            "leaderboard": cmd_leaderboard, "repair": cmd_repair, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
+            "leaderboard": cmd_leaderboard, "merge": cmd_merge, "repair": cmd_repair, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import re
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -32,6 +33,29 @@ def cpu_name() -> str:
 
 def cpu_description() -> str:
     return f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
+
+
+# the notes a device description ends with that say how much of the machine a worker had, not what it is:
+# the CPU's core count (:func:`cpu_description`) and a pinned GPU's index (harness.frameworks)
+_WORKER_NOTE = re.compile(r"\s*\((\d+ cores|GPU [^()]*)\)$")
+
+
+def device_class(description: str | None) -> str | None:
+    """The hardware class of a row's ``device``: its description less the trailing core-count or GPU-pin note.
+
+    ``"cpu: Intel(R) Xeon(R) Processor (2 cores)"`` → ``"cpu: Intel(R) Xeon(R) Processor"``;
+    ``"cuda: NVIDIA H200 (GPU 3)"`` → ``"cuda: NVIDIA H200"``; None (no device recorded) stays None.
+    Two rows of one class ran on the same kind of hardware, so their timings compare.
+    """
+    if not description:
+        return None
+    return _WORKER_NOTE.sub("", description.strip()) or description.strip()
+
+
+def classes_apart(rows) -> bool:
+    """Whether result rows span more than one device class: then a leaderboard shows a row per (method, class)
+    and a claim pairs cells only within one class (a GPU's time is never compared with a CPU's)."""
+    return len({device_class(r.get("device")) for r in rows} - {None}) > 1
 
 
 def usable_cpus() -> int:

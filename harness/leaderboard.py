@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
+from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width
 from harness.store import newest_code_only, read_runs, read_skipped_datasets, read_tuning_summaries, write_atomic
@@ -37,6 +38,7 @@ from harness.store import newest_code_only, read_runs, read_skipped_datasets, re
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
 AT_CHANCE = "at chance"
+NO_DEVICE = "device not recorded"  # the class of a row without a device, where a folder spans several classes
 
 
 class NoResults(FileNotFoundError):
@@ -79,6 +81,21 @@ class Row:
     seeds_skipped: int = 0
     skips: tuple[str, ...] = ()  # the distinct reasons its skipped seeds give
     tied: bool = False  # ranked below the best, with a 95% interval of the primary metric that overlaps the best's
+    device_class: str | None = None  # set only where the folder's rows span several device classes
+
+    @property
+    def label(self) -> str:
+        """The method, and its device class where the folder has several: what names the row on the page."""
+        return row_label(self.method, self.device_class)
+
+
+def row_label(method: str, device: str | None) -> str:
+    return method if device is None else f"{method} on {device}"
+
+
+def row_class(row: dict, apart: bool) -> str | None:
+    """The row's device class where ``apart`` (the folder spans several classes), else None: one row per method."""
+    return (device_class(row.get("device")) or NO_DEVICE) if apart else None
 
 
 def summarise(values: list[float]) -> Cell:
@@ -87,17 +104,27 @@ def summarise(values: list[float]) -> Cell:
 
 
 def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
-    """The folder's resolved spec and its current rows (latest per dataset, method, seed)."""
+    """The folder's resolved spec and its current rows (latest per dataset, method, seed).
+
+    Where the rows span several device classes (:func:`harness.hardware.device_class`), latest per dataset,
+    method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
+    device was chosen) gives way to its cell's rows on a device.
+    """
     import yaml
 
     folder = Path(folder)
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     meta = yaml.safe_load((folder / "spec.yaml").read_text())
+    current = newest_code_only([r for r in read_runs(folder) if r.get("spec_hash") == meta["spec_hash"]
+                                and r.get("split") == "test"])
+    apart = classes_apart(current)
     latest: dict[tuple, dict] = {}
-    for row in newest_code_only([r for r in read_runs(folder) if r.get("spec_hash") == meta["spec_hash"]
-                                 and r.get("split") == "test"]):
-        latest[(row["dataset"], row["method"], row["seed"])] = row
+    for row in current:
+        latest[(row["dataset"], row["method"], row["seed"]) + ((device_class(row.get("device")),) if apart else ())] = row
+    if apart:
+        placed = {key[:3] for key in latest if key[3] is not None}
+        latest = {key: row for key, row in latest.items() if key[3] is not None or key[:3] not in placed}
     return meta, list(latest.values())
 
 
@@ -114,10 +141,11 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
     dataset_order = [d.get("id", d["name"]) for d in spec["datasets"]]
     method_order = [m.get("id", m["name"]) for m in spec["methods"]]
     tables: dict[str, list[Row]] = {}
-    groups: dict[tuple[str, str], list[dict]] = {}
+    groups: dict[tuple[str, str, str | None], list[dict]] = {}
+    apart = classes_apart(rows)
     for row in rows:
-        groups.setdefault((row["dataset"], row["method"]), []).append(row)
-    for (dataset, method), group in groups.items():
+        groups.setdefault((row["dataset"], row["method"], row_class(row, apart)), []).append(row)
+    for (dataset, method, device), group in groups.items():
         ok = [r for r in group if r["status"] == "ok"]
         cells = {}
         for name in spec["metrics"]["report"]:
@@ -132,19 +160,35 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
             errors=tuple(dict.fromkeys(f"{r['status']}: {r['error']}" for r in group if r["status"] in ("failed", "timed-out"))),
             seeds_skipped=len(skipped),
             skips=tuple(dict.fromkeys(str(r.get("error") or "no reason recorded") for r in skipped)),
+            device_class=device,
         ))
     sign = -1 if goal == "max" else 1
+    classes = sorted({key[2] for key in groups if key[2] not in (None, NO_DEVICE)}) + [NO_DEVICE]
     for dataset, table in tables.items():
-        table.sort(key=lambda r: (primary not in r.metrics, sign * r.metrics[primary].mean if primary in r.metrics else 0,
+        # one device class after another (one group where the folder has one), each ranked on its own
+        table.sort(key=lambda r: (classes.index(r.device_class) if r.device_class else 0, primary not in r.metrics,
+                                  sign * r.metrics[primary].mean if primary in r.metrics else 0,
                                   method_order.index(r.method) if r.method in method_order else 0))
         if _all_at_chance(table, primary, (chance or {}).get(dataset, {}).get(primary)):
             continue  # nothing to rank but noise
-        for i, row in enumerate(table):
-            row.rank = i + 1 if primary in row.metrics else 0
-        best = table[0].metrics.get(primary) if table else None
-        for row in table[1:]:
-            row.tied = best is not None and row.rank > 0 and row.metrics[primary].overlaps(best)
+        for group in by_device_class(table):
+            for i, row in enumerate(group):
+                row.rank = i + 1 if primary in row.metrics else 0
+            best = group[0].metrics.get(primary)
+            for row in group[1:]:
+                row.tied = best is not None and row.rank > 0 and row.metrics[primary].overlaps(best)
     return {d: tables[d] for d in sorted(tables, key=lambda d: dataset_order.index(d) if d in dataset_order else 1e9)}
+
+
+def by_device_class(table: list[Row]) -> list[list[Row]]:
+    """The table's rows in runs of one device class, in its order (the whole table where the folder has one)."""
+    groups: list[list[Row]] = []
+    for row in table:
+        if groups and groups[-1][0].device_class == row.device_class:
+            groups[-1].append(row)
+        else:
+            groups.append([row])
+    return groups
 
 
 def _all_at_chance(table: list[Row], metric: str, level: float | None) -> bool:
@@ -159,22 +203,27 @@ def at_chance(tables: dict[str, list[Row]], metric: str, chance: dict[str, dict[
 
 def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Metric],
               leave_out: tuple[str, ...] | list[str] = ()) -> dict[str, tuple[float, int]]:
-    """Mean over datasets (less ``leave_out``) of the share of other methods beaten on the primary mean (ties count ½)."""
+    """Mean over datasets (less ``leave_out``) of the share of other methods beaten on the primary mean (ties count ½).
+
+    Keyed by the row's label: where a folder spans several device classes, a method on one class is compared
+    only with the other methods on that class.
+    """
     goal = metrics[primary].goal
     per_method: dict[str, list[float]] = {}
     for dataset, table in tables.items():
         if dataset in leave_out:
             continue
-        scored = [r for r in table if primary in r.metrics]
-        for row in scored:
-            others = [o for o in scored if o is not row]
-            if not others:
-                continue
-            wins = 0.0
-            for other in others:
-                a, b = row.metrics[primary].mean, other.metrics[primary].mean
-                wins += 0.5 if a == b else float(a > b if goal == "max" else a < b)
-            per_method.setdefault(row.method, []).append(wins / len(others))
+        for group in by_device_class(table):
+            scored = [r for r in group if primary in r.metrics]
+            for row in scored:
+                others = [o for o in scored if o is not row]
+                if not others:
+                    continue
+                wins = 0.0
+                for other in others:
+                    a, b = row.metrics[primary].mean, other.metrics[primary].mean
+                    wins += 0.5 if a == b else float(a > b if goal == "max" else a < b)
+                per_method.setdefault(row.label, []).append(wins / len(others))
     return {m: (sum(v) / len(v), len(v)) for m, v in per_method.items()}
 
 
@@ -367,7 +416,7 @@ def _win_rate_blocks(board: Board) -> list:
     rates = win_rates(board.tables, primary, metrics, leave_out=left_out)
     blocks: list = []
     if rates:
-        kinds = {r.method: r.kind for t in board.tables.values() for r in t}
+        kinds = {r.label: r.kind for t in board.tables.values() for r in t}
         rows = [[method, kinds[method], f"{rate:.3f}", str(n)]
                 for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0])]
         blocks += [("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"),
@@ -468,22 +517,28 @@ def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
     main = [m for m in report if m == primary or not metrics[m].secondary]
     extra = [m for m in report if m not in main]
     rows = []
+    apart = any(row.device_class for row in table)  # then each device class is ranked on its own
     for row in table:
         rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
-        rows.append([rank, row.method, row.kind, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
+        rows.append([rank, row.method, *([row.device_class] if apart else []), row.kind,
+                     *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
                      str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
-    blocks.append(("table", Table(["rank", "method", "kind", *map(column, main), "seeds ok", "failed", "skipped"], rows)))
+    blocks.append(("table", Table(["rank", "method", *(["device class"] if apart else []), "kind", *map(column, main),
+                                   "seeds ok", "failed", "skipped"], rows)))
+    if apart:
+        blocks.append(("p", "Each device class is ranked on its own: its timings and its cells are never pooled "
+                            "with another class's."))
     if extra or len({d for row in table for d in row.devices}) > 1:  # one device for all is in the page's header
-        details = [[row.method, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in extra),
+        details = [[row.label, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in extra),
                     "; ".join(row.devices) or "—"] for row in table]
         blocks.append(("table", Table(["method", *map(column, extra), "devices"], details,
                                       summary=f"More columns of {dataset}: " + ", ".join([*extra, "devices"]))))
-    blocks += [("li", f"{row.method}: {error}") for row in table for error in row.errors]
+    blocks += [("li", f"{row.label}: {error}") for row in table for error in row.errors]
     skips: dict[str, list[Row]] = {}
     for row in table:
         for reason in row.skips:
             skips.setdefault(reason, []).append(row)
-    blocks += [("li", f"skipped ({', '.join(f'{r.method} × {r.seeds_skipped}' for r in hit)}): {reason}")
+    blocks += [("li", f"skipped ({', '.join(f'{r.label} × {r.seeds_skipped}' for r in hit)}): {reason}")
                for reason, hit in skips.items()]
     return blocks
 
@@ -541,12 +596,15 @@ def render_csv(board: Board) -> str:
     meta, tables = board.meta, board.tables
     report = meta["spec"]["metrics"]["report"]
     flagged, chance_datasets = set(board.zero_variance), set(board.at_chance)
+    apart = any(row.device_class for table in tables.values() for row in table)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    # new columns go at the end: `harness regress` and other readers find the older ones where they were
+    # new columns go at the end: `harness regress` and other readers find the older ones where they were;
+    # device_class only where the folder spans several classes (then a row is a method on one class)
     writer.writerow(["spec", "profile", "dataset", "rank", "method", "kind", "seeds_ok", "seeds_failed"]
                     + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")]
-                    + ["devices", "zero_variance", "seeds_skipped", "tied_with_best", "chance", "at_chance"])
+                    + ["devices", "zero_variance", "seeds_skipped", "tied_with_best", "chance", "at_chance"]
+                    + (["device_class"] if apart else []))
     for dataset, table in tables.items():
         level = board.chance.get(dataset, {}).get(board.primary)
         for row in table:
@@ -559,7 +617,7 @@ def render_csv(board: Board) -> str:
                              row.seeds_ok, row.seeds_failed, *values, "; ".join(row.devices),
                              "true" if dataset in flagged else "false", row.seeds_skipped,
                              ("true" if row.tied else "false") if row.rank else "", "" if level is None else repr(level),
-                             "true" if dataset in chance_datasets else "false"])
+                             "true" if dataset in chance_datasets else "false", *([row.device_class] if apart else [])])
     return buffer.getvalue()
 
 
@@ -577,8 +635,8 @@ def plot_figure(board: Board):
 
     meta, tables, metrics, primary = board.meta, board.tables, board.metrics, board.primary
     datasets = list(tables)
-    methods = list(dict.fromkeys(r.method for t in tables.values() for r in t))
-    implementations = {r.method for t in tables.values() for r in t if r.kind == "implementation"}
+    methods = list(dict.fromkeys(r.label for t in tables.values() for r in t))
+    implementations = {r.label for t in tables.values() for r in t if r.kind == "implementation"}
     chance_datasets = set(board.at_chance)
     lines = math.ceil(len(datasets) / PANEL_COLUMNS)
     columns = math.ceil(len(datasets) / lines)  # balanced: 5 panels are 3 + 2, not 4 + 1
@@ -591,7 +649,7 @@ def plot_figure(board: Board):
             continue
         dataset = datasets[k]
         for j, method in enumerate(methods):
-            row = next((r for r in tables[dataset] if r.method == method and primary in r.metrics), None)
+            row = next((r for r in tables[dataset] if r.label == method and primary in r.metrics), None)
             if row:
                 cell = row.metrics[primary]
                 ax.errorbar([j], [cell.mean], yerr=[cell.half_width or 0.0], fmt="o" if method in implementations else "s",
@@ -646,26 +704,29 @@ def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cur
     are averaged where their x values agree with its first seed's; seeds measured at other x are left out."""
     method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
     dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
-    found: dict[tuple[str, str], dict[str, list[dict]]] = {}
+    found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
     labels: dict[tuple[str, str], tuple[str, str]] = {}
+    apart = classes_apart(board.rows)  # then a line per method and device class
     for row in board.rows:
         if row.get("status") != "ok":
             continue
         for name, curve in (row.get("curves") or {}).items():
-            found.setdefault((row["dataset"], name), {}).setdefault(row["method"], []).append(curve)
+            found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
             labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
     panels = {}
     for key in sorted(found, key=lambda k: (dataset_order.index(k[0]) if k[0] in dataset_order else len(dataset_order), k)):
         lines = []
-        for method in sorted(found[key], key=lambda m: method_order.index(m) if m in method_order else len(method_order)):
-            curves = found[key][method]
+        for method, device in sorted(found[key], key=lambda m: (method_order.index(m[0]) if m[0] in method_order
+                                                                else len(method_order), m[1] or "")):
+            curves = found[key][(method, device)]
             x = curves[0]["x"]
             same = [c for c in curves if c["x"] == x]
             columns = list(zip(*(c["y"] for c in same)))
             stats = [mean_and_half_width(list(col)) for col in columns]
             theories = [c["theory"] for c in same if c.get("theory") is not None]
             theory = [sum(t) / len(t) for t in zip(*theories)] if theories else None
-            lines.append(CurveLine(method, list(x), [m for m, _ in stats], [h for _, h in stats], theory, len(same)))
+            lines.append(CurveLine(row_label(method, device), list(x), [m for m, _ in stats], [h for _, h in stats],
+                                   theory, len(same)))
         panels[key] = (*labels[key], lines)
     return panels
 

@@ -142,8 +142,9 @@ def read_spec_folder(folder: Path) -> SpecFolder:
     board = folder / "leaderboard.csv"
     if board.exists():
         with open(board, newline="") as f:
-            for row in csv.DictReader(f):
-                rows[(row["dataset"], row["method"])] = row
+            for row in csv.DictReader(f):  # a method on one device class where the folder spans several
+                method = row["method"] + (f" on {row['device_class']}" if row.get("device_class") else "")
+                rows[(row["dataset"], method)] = row
     claims, claim_metrics = {}, {}
     if (folder / "claims.json").exists():
         for claim in json.loads((folder / "claims.json").read_text())["claims"]:

@@ -140,9 +140,34 @@ def test_the_seed_draws_the_instance():
     assert starts == {0.0, 1.0}  # hard starts near both minimisers
 
 
+def test_the_unit_centre_puts_the_minimisers_at_unit_distance_and_starts_near_them():
+    """centre: unit (Lin et al. 2019's scaling): f1 = 0 at c = 1/√q, the start s·c + 0.1 N(0, I) keeps the other
+    objective's gradient visible in R^20 (with centre: ones it is below 1e-30: e^{-80})."""
+    q = 20
+    c = np.ones(q) / math.sqrt(q)
+    instance = exp_toy(context(), dim=q, centre="unit")
+    objectives = instance.problems[0].objectives
+    f, jac = objectives(c)
+    assert f[0] == pytest.approx(0.0, abs=1e-15) and f[1] == pytest.approx(1 - math.exp(-4.0))
+    assert np.allclose(jac[1], 2 * (2 * c) * math.exp(-4.0))
+    for m in range(2):
+        x = 0.3 * np.random.default_rng(m).standard_normal(q)
+        assert np.allclose(objectives(x)[1][m], numeric_gradient(lambda z: objectives(z)[0][m], x), atol=1e-8)
+    x0 = instance.problems[0].x0
+    sign = 1.0 if x0.sum() > 0 else -1.0
+    assert np.linalg.norm(x0 - sign * c) < 1.0
+    assert stationarity(objectives(x0)[1]) > 1e-3  # both gradients seen: not stalled at the start
+    flat = exp_toy(context(), dim=q).problems[0]
+    assert min(np.linalg.norm(g) for g in flat.objectives(flat.x0)[1]) < 1e-30
+    # in R the two centres are the same problem and the same start
+    one, unit = exp_toy(context(), dim=1), exp_toy(context(), dim=1, centre="unit")
+    assert np.array_equal(one.problems[0].x0, unit.problems[0].x0)
+    assert np.array_equal(one.problems[0].objectives(np.array([0.3]))[0], unit.problems[0].objectives(np.array([0.3]))[0])
+
+
 @pytest.mark.parametrize("params, word", [
     ({"dim": 0}, "dim"), ({"spread": -1.0}, "spread"), ({"rays": [[1, 0]]}, "rays"), ({"rays": 3}, "rays"),
-    ({"steps": 0}, "steps"),
+    ({"steps": 0}, "steps"), ({"centre": "zero"}, "centre"),
 ])
 def test_toy_loader_names_the_bad_parameter(params, word):
     with pytest.raises(DataError, match=word):

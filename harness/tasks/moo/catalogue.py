@@ -18,8 +18,9 @@ CATALOGUE = {
     },
     "datasets": {
         "exp-toy": {"task": _T, "target": f"{_P}:exp_toy",
-                    "about": "Ex. 3.12 of the FOOPS paper: f_1,2(x) = 1 - exp(-||x -/+ 1||^2) in R^q; the seed draws a "
-                             "hard start near one objective's minimiser"},
+                    "about": "Ex. 3.12 of the FOOPS paper: f_1,2(x) = 1 - exp(-||x -/+ c||^2) in R^q with c = 1_q "
+                             "(centre: ones) or 1_q/sqrt(q) (centre: unit, Lin et al. 2019's scaling); the seed "
+                             "draws a hard start near one objective's minimiser"},
         "two-digits": {"task": _T, "target": f"{_P}:two_digits",
                        "about": "a two-task network on canvases of two scikit-learn bundled 8x8 digits (top-left, "
                                 "bottom-right, overlapping); f_m = cross-entropy of task m on the training canvases; "

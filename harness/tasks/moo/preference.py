@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Protocol
 
@@ -136,29 +137,44 @@ def _steps(steps) -> int:
     return int(steps)
 
 
-def exp_objectives(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Ex. 3.12: f1 = 1 - exp(-||x - 1||²), f2 = 1 - exp(-||x + 1||²), and their gradients 2(x ∓ 1) exp(-||x ∓ 1||²)."""
+def exp_objectives(x: np.ndarray, shift: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """Ex. 3.12: f1 = 1 - exp(-||x - c||²), f2 = 1 - exp(-||x + c||²) with c = shift·1, and their gradients
+    2(x ∓ c) exp(-||x ∓ c||²)."""
     x = np.asarray(x, dtype=np.float64)
-    d1, d2 = x - 1.0, x + 1.0
+    d1, d2 = x - shift, x + shift
     e1, e2 = math.exp(-float(d1 @ d1)), math.exp(-float(d2 @ d2))
     return np.array([1.0 - e1, 1.0 - e2]), np.stack([2.0 * d1 * e1, 2.0 * d2 * e2])
 
 
-def exp_toy(context: Context, *, dim: int = 1, rays=((5.0, 4.0),), spread: float = 0.1,
-            steps: int = 2000) -> Instance:
-    """Ex. 3.12 in R^dim (the paper's H = 5 f1 - 4 f2 by default). The seed draws a hard start: s·1 + spread·N(0, I)
-    with a random sign s, i.e. near the minimiser of f1 (s = +1) or f2 (s = -1). The Pareto set is the segment
-    between -1 and 1; the reference point of the hypervolume is (1, 1), the objectives' supremum."""
+_CENTRES = ("ones", "unit")
+
+
+def exp_toy(context: Context, *, dim: int = 1, rays=((5.0, 4.0),), spread: float = 0.1, steps: int = 2000,
+            centre: str = "ones") -> Instance:
+    """Ex. 3.12 in R^dim (the paper's H = 5 f1 - 4 f2 by default), the objectives' minimisers at ±c:
+
+    * ``centre: ones``: c = 1_q, (12a) as printed (the all-ones vector);
+    * ``centre: unit``: c = 1_q/√q (||c|| = 1 in every dimension), the toy of Lin et al. (2019) and Mahapatra & Rajan
+      (2020), which the paper says its q = 20 experiment follows (their public toy code, reused by FERERO's, defines
+      f_1,2 = 1 - exp(-||x ∓ 1/√q||²)). The same in R (q = 1).
+
+    The seed draws a hard start: s·c + spread·N(0, I) with a random sign s, i.e. near the minimiser of f1 (s = +1) or
+    f2 (s = -1). The Pareto set is the segment between -c and c; the reference point of the hypervolume is (1, 1),
+    the objectives' supremum."""
     if not (isinstance(dim, (int, np.integer)) and int(dim) >= 1):
         raise DataError(f"exp-toy: dim = {dim!r}; expected a positive integer")
     if not (float(spread) >= 0.0 and math.isfinite(float(spread))):
         raise DataError(f"exp-toy: spread = {spread!r}; expected a finite number >= 0")
+    if centre not in _CENTRES:
+        raise DataError(f"exp-toy: centre = {centre!r}; expected one of {', '.join(_CENTRES)}")
     rays, steps = _rays(rays), _steps(steps)
+    shift = 1.0 if centre == "ones" else 1.0 / math.sqrt(int(dim))
+    objectives = partial(exp_objectives, shift=shift)
     rng = context.rng("start")
     sign = 1.0 if rng.random() < 0.5 else -1.0
-    x0 = sign * np.ones(int(dim)) + float(spread) * rng.standard_normal(int(dim))
-    problems = tuple(Problem(exp_objectives, x0.copy(), ray, steps) for ray in rays)
-    return Instance(problems, (1.0, 1.0), lambda x: exp_objectives(x)[0])
+    x0 = sign * shift * np.ones(int(dim)) + float(spread) * rng.standard_normal(int(dim))
+    problems = tuple(Problem(objectives, x0.copy(), ray, steps) for ray in rays)
+    return Instance(problems, (1.0, 1.0), lambda x: objectives(x)[0])
 
 
 def two_digit_canvases(images: np.ndarray, labels: np.ndarray, pairs: np.ndarray, canvas: int, offset: int):

@@ -223,6 +223,7 @@ class _Plan:
     task_version: str
     data_dir: Path | None
     code: dict[tuple[str, str], dict[str, str]]
+    earlier: dict[str, str] = field(default_factory=dict)  # key → the other spec hash its newest row has
 
     @property
     def pairs(self) -> list[tuple]:
@@ -254,6 +255,10 @@ class _Plan:
 
         rows = list(read_runs(folder))
         newest = {r["key"]: r.get("status") for r in rows}
+        # a key finished under an earlier version of the spec (another method or dataset added, a profile
+        # edited) has the same result under this one: it is recorded again under this spec hash, not run
+        self.earlier = {r["key"]: r.get("spec_hash") for r in rows}
+        self.earlier = {k: h for k, h in self.earlier.items() if h != self.spec.spec_hash}
         frozen = {(r["dataset"], r["method"]): r["params"] for r in rows
                   if r.get("status") in FINISHED and r.get("spec_hash") == self.spec.spec_hash
                   and r.get("split") == "test"
@@ -404,12 +409,14 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
     why cells were skipped.
     """
     tuned_names = {(d.id, m.id): sorted(m.search) for d, m in plan.pairs if plan.tuned(m)}
-    todo = []
+    todo, carried = [], set()
     for cell in plan.cells(params):
         pair = (cell.dataset.id, cell.method.id)
         tuned = tuned_names.get(pair, [])
         label = f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}"
         if cell.key in done:
+            if cell.key in plan.earlier:
+                carried.add(cell.key)
             summary.already_done += 1
             summary.not_ok += done[cell.key] in NOT_OK
             if pair in tuned_names:
@@ -424,6 +431,10 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
             bar.finished(label, status, 0.0)
         else:
             todo.append((cell, label))
+    if carried:
+        _carry_forward(plan, carried, store)
+        summary.notes.append(f"{len(carried)} cell(s) finished under an earlier version of the spec (the same key: "
+                             "the same result) recorded again under this one, not run again")
     labels = {}
     for index, (cell, label) in enumerate(todo):
         labels[index] = label
@@ -434,6 +445,25 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
             store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))
             _count(summary, result["status"], result.get("error"))
             bar.finished(labels.pop(index), result["status"], result.get("wall_s"))
+
+
+def _carry_forward(plan: _Plan, keys: set[str], store) -> None:
+    """Append, for each key, a copy of its newest row under this spec hash (``carried_from``: the earlier one).
+
+    The leaderboard shows the rows of the spec as it is now; without this, adding a method to a spec hid
+    every earlier method's cells, which the run did not run again since their keys were done.
+    """
+    from harness.store import read_runs
+
+    newest = {}
+    for row in read_runs(store.folder):
+        if row["key"] in keys:
+            newest[row["key"]] = row
+    for row in newest.values():  # in the order the keys were first written
+        row = dict(row)
+        row["carried_from"] = row["spec_hash"]
+        row["spec_hash"] = plan.spec.spec_hash
+        store.append(row)
 
 
 def _count(summary: SpecRun, status: str, error: str | None) -> None:

@@ -140,3 +140,27 @@ def test_moving_superseded_rows_aside_keeps_damaged_lines_byte_for_byte(tmp_path
         assert store.move_aside(lambda r: r["key"] == "old") == 1
     assert (folder / "runs.jsonl").read_text() == "".join(lines[1:])
     assert (folder / "superseded.jsonl").read_text() == lines[0]
+
+
+def test_a_method_added_to_the_spec_keeps_the_others_on_the_leaderboard(toy_env, write_spec, tmp_path):
+    """Adding a method changes the spec hash, not the other cells' keys: they are not run again, and their
+    rows are recorded again under the new hash, so the leaderboard still shows them."""
+    from conftest import TOY_SPEC
+
+    first = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", tmp_path, "--no-progress")
+    assert first.returncode == 0, first.stderr
+    extended = TOY_SPEC.replace(
+        "  - {name: toy-constant, kind: baseline, params: {value: 0.0}}\n",
+        "  - {name: toy-constant, kind: baseline, params: {value: 0.0}}\n"
+        "  - {name: toy-constant, id: other, kind: baseline, params: {value: 0.2}}\n")
+    second = harness_cli("run", write_spec(extended), "--profile", "quick", "--out", tmp_path, "--no-progress")
+    assert second.returncode == 0, second.stderr
+    assert "2 ok (4 already done)" in second.stdout and "4 cell(s) finished under an earlier version" in second.stdout
+    rows = list(read_runs(tmp_path / "toy"))
+    carried = [r for r in rows if r.get("carried_from")]
+    assert len(carried) == 4 and {r["spec_hash"] for r in carried} == {rows[-1]["spec_hash"]}
+    board = (tmp_path / "toy" / "leaderboard.csv").read_text()
+    assert all(method in board for method in ("toy-tunable", "toy-constant", "other"))
+    third = harness_cli("run", write_spec(extended), "--profile", "quick", "--out", tmp_path, "--no-progress")
+    assert "nothing new to run" in third.stdout and "earlier version" not in third.stdout
+    assert len(list(read_runs(tmp_path / "toy"))) == len(rows)

@@ -19,7 +19,8 @@ import math
 import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any, Iterable, Iterator
 
@@ -81,22 +82,37 @@ class _Worker:
     process: mp.Process
     conn: Connection
     slot: int  # its index in the pool: picks its GPU when workers are pinned
-    cell: tuple[Any, dict] | None = None  # (tag, cell) in flight
-    deadline: float = math.inf
-    started: float = 0.0
+    # (tag, cell, sent at) in flight, in the order sent: the first runs, the next waits in the pipe, so the
+    # worker begins it while the parent records the first
+    queue: deque = field(default_factory=deque)
+    deadline: float = math.inf  # of the first cell in the queue
+    started: float = 0.0  # when the worker began the first cell (or it was sent, until the worker says)
+    began: bool = False  # the worker said it began the first cell
     group: Any = None  # the group of the last cell it took
+
+    @property
+    def cell(self) -> tuple[Any, dict] | None:
+        return self.queue[0][:2] if self.queue else None
 
 
 class LocalExecutor(Executor):
     """``jobs`` worker processes on this machine, started once and reused.
 
-    The engine's cost per cell is a pipe round trip. A worker whose cell passes its
-    ``timeout_s``, counted from when the worker begins the cell (a new worker's start-up is
-    not part of it), is killed and replaced (the cell is ``timed-out``); one that dies is
-    replaced too (the cell is ``failed``). With ``gpus`` (ids), worker *i* sees only GPU
+    The engine's cost per cell is a pipe round trip, and a worker never waits for it: each
+    holds one cell ahead (:data:`AHEAD`), which it begins while the parent records the one
+    before. A worker whose cell passes its ``timeout_s``, counted from when the worker begins
+    the cell (a new worker's start-up is not part of it), is killed and replaced (the cell is
+    ``timed-out``); one that dies is replaced too (the cell is ``failed``); the cell it held
+    ahead goes back to the queue, unrun. With ``gpus`` (ids), worker *i* sees only GPU
     ``gpus[i % len(gpus)]`` through ``CUDA_VISIBLE_DEVICES``: with as many workers as
     GPUs, never two workers on one GPU.
+
+    Pending cells wait in one queue per ``group`` (a seed × method, whose training a task may
+    cache in the worker), so choosing a worker's next cell costs the same at 10 cells and at
+    a million.
     """
+
+    AHEAD = 1  # cells sent to a worker beyond the one it runs
 
     def __init__(self, jobs: int = 1, threads: int = 1, gpus: list[str] | None = None, **_: Any):
         self.jobs = max(1, jobs)
@@ -104,20 +120,23 @@ class LocalExecutor(Executor):
         self.gpus = list(gpus or [])
         self._context = mp.get_context("spawn")  # fork is unsafe with BLAS/torch threads
         self._workers: list[_Worker] = []
-        self._pending: list[tuple[Any, dict]] = []
+        # group → its pending (tag, cell), in submission order; the groups in the order of their oldest cell
+        self._pending: dict[Any, deque] = {}
+        self._pending_count = 0
         self._busy: list[_Worker] = []
+        self._ungrouped = 0  # a cell without a group is a group of its own
 
     # the interface ---------------------------------------------------------------------
 
     def submit(self, tag: Any, cell: dict[str, Any]) -> None:
-        self._pending.append((tag, cell))
+        self._put(tag, cell, front=False)
 
     @property
     def outstanding(self) -> int:
-        return len(self._pending) + len(self._busy)
+        return self._pending_count + sum(len(w.queue) for w in self._busy)
 
     def running(self) -> list[tuple[Any, float]]:
-        return [(w.cell[0], w.started) for w in self._busy]
+        return [(w.queue[0][0], w.started) for w in self._busy if w.queue]
 
     def wait(self, timeout: float | None = None) -> list[tuple[Any, dict[str, Any]]]:
         give_up = math.inf if timeout is None else time.monotonic() + timeout
@@ -141,7 +160,41 @@ class LocalExecutor(Executor):
             worker.process.join(_KILL_GRACE_S)
             if worker.process.is_alive():
                 self._kill(worker)
-        self._workers, self._busy, self._pending = [], [], []
+        self._workers, self._busy, self._pending, self._pending_count = [], [], {}, 0
+
+    # pending cells ---------------------------------------------------------------------
+
+    def _put(self, tag: Any, cell: dict[str, Any], front: bool) -> None:
+        group = cell.get("group")
+        if group is None:
+            group = ("ungrouped", self._ungrouped)
+            self._ungrouped += 1
+        queue = self._pending.get(group)
+        if queue is None:
+            queue = self._pending[group] = deque()
+            if front:  # a cell handed back unrun goes before every other group
+                self._pending = {group: queue, **{g: q for g, q in self._pending.items() if g != group}}
+        (queue.appendleft if front else queue.append)((tag, cell))
+        self._pending_count += 1
+
+    def _take(self, worker: _Worker) -> tuple[Any, dict[str, Any]]:
+        """The pending cell this worker should take next.
+
+        Cells of one ``group`` (a seed and method, whose training a task may cache in the
+        worker) stay on the worker that started the group; otherwise a worker takes the
+        oldest cell of a group no other worker holds, and only then any cell.
+        """
+        group = worker.group if worker.group in self._pending else None
+        if group is None:
+            held = {w.group for w in self._workers if w is not worker}
+            # at most one held group per other worker is skipped: the cost is the pool's size, not the queue's
+            group = next((g for g in self._pending if g not in held), next(iter(self._pending)))
+        queue = self._pending[group]
+        item = queue.popleft()
+        if not queue:
+            del self._pending[group]
+        self._pending_count -= 1
+        return item
 
     # workers ---------------------------------------------------------------------------
 
@@ -173,59 +226,71 @@ class LocalExecutor(Executor):
         return _Worker(process, parent, slot)
 
     def _dispatch(self) -> None:
-        idle = sum(w.cell is None for w in self._workers)
-        while len(self._workers) < self.jobs and len(self._pending) > idle:
+        idle = sum(not w.queue for w in self._workers)
+        while len(self._workers) < self.jobs and self._pending_count > idle:
             self._workers.append(self._spawn(len(self._workers)))
             idle += 1
-        for worker in self._workers:
-            if worker.cell is None and self._pending:
-                tag, cell = self._pending.pop(self._next_for(worker))
-                worker.group = cell.get("group")
-                worker.cell, worker.started = (tag, cell), time.monotonic()
-                worker.deadline = worker.started + float(cell["timeout_s"]) + _STARTUP_ALLOWANCE_S
-                worker.conn.send(cell)
-                self._busy.append(worker)
+        # first a cell for every idle worker, then one ahead for each: never two queued where a worker idles
+        for depth in range(1 + self.AHEAD):
+            for worker in self._workers:
+                if len(worker.queue) == depth and self._pending_count:
+                    tag, cell = self._take(worker)
+                    worker.group = cell.get("group")
+                    now = time.monotonic()
+                    worker.queue.append((tag, cell, now))
+                    if depth == 0:
+                        self._begin_head(worker, now)
+                        self._busy.append(worker)
+                    worker.conn.send(cell)
+
+    def _begin_head(self, worker: _Worker, sent: float) -> None:
+        """The first cell of the queue: its deadline allows a new worker's start-up until the worker says it began."""
+        worker.began = False
+        worker.started = sent
+        worker.deadline = sent + float(worker.queue[0][1]["timeout_s"]) + _STARTUP_ALLOWANCE_S
 
     def _collect(self, ready: list) -> list[tuple[Any, dict[str, Any]]]:
         finished = []
         for worker in list(self._busy):
-            tag, cell = worker.cell
-            result = None
             if worker.conn in ready:
                 try:
-                    result = worker.conn.recv()
-                    if result == CELL_STARTED:  # the timeout runs from now; its result comes later
-                        worker.started = time.monotonic()
-                        worker.deadline = worker.started + float(cell["timeout_s"])
-                        continue
+                    while worker.queue and worker.conn.poll():
+                        message = worker.conn.recv()
+                        if message == CELL_STARTED:  # the timeout runs from now; its result comes later
+                            worker.began, worker.started = True, time.monotonic()
+                            worker.deadline = worker.started + float(worker.queue[0][1]["timeout_s"])
+                            continue
+                        tag = worker.queue.popleft()[0]
+                        finished.append((tag, message))
+                        if worker.queue:
+                            self._begin_head(worker, time.monotonic())
                 except (EOFError, OSError):
                     code = worker.process.exitcode
                     worker.process.join(_KILL_GRACE_S)
                     code = worker.process.exitcode if code is None else code
-                    result = _lost(worker, f"the worker process died (exit code {code}); out of memory or a crash "
-                                           "in native code")
-                    self._replace(worker)
-            elif time.monotonic() >= worker.deadline:
-                result = _lost(worker, f"killed after the {cell['timeout_s']:g} s timeout", status="timed-out")
-                self._replace(worker)
-            if result is not None:
-                worker.cell, worker.deadline = None, math.inf
+                    finished.append(self._lose(worker, f"the worker process died (exit code {code}); out of memory "
+                                                       "or a crash in native code"))
+                    continue
+            elif worker.queue and time.monotonic() >= worker.deadline:
+                timeout = worker.queue[0][1]["timeout_s"]
+                finished.append(self._lose(worker, f"killed after the {timeout:g} s timeout", status="timed-out"))
+                continue
+            if not worker.queue:
+                worker.deadline = math.inf
                 self._busy.remove(worker)
-                finished.append((tag, result))
         return finished
 
-    def _next_for(self, worker: _Worker) -> int:
-        """Index of the pending cell this worker should take next.
-
-        Cells of one ``group`` (a seed and method, whose training a task may cache in the
-        worker) stay on the worker that started the group; otherwise a worker takes the
-        first cell of a group no other worker holds, and only then any cell.
-        """
-        groups = [c.get("group") for _, c in self._pending]
-        if worker.group is not None and worker.group in groups:
-            return groups.index(worker.group)
-        held = {w.group for w in self._workers if w is not worker}
-        return next((i for i, g in enumerate(groups) if g is None or g not in held), 0)
+    def _lose(self, worker: _Worker, message: str, status: str = "failed") -> tuple[Any, dict[str, Any]]:
+        """The worker's running cell is lost (``status``, ``message``); the cells it held ahead go back unrun."""
+        tag = worker.queue[0][0]
+        result = _lost(worker, message, status)
+        for ahead_tag, ahead_cell, _ in reversed(list(worker.queue)[1:]):
+            self._put(ahead_tag, ahead_cell, front=True)
+        worker.queue.clear()
+        worker.deadline = math.inf
+        self._busy.remove(worker)
+        self._replace(worker)
+        return tag, result
 
     def _kill(self, worker: _Worker) -> None:
         worker.process.terminate()
@@ -239,7 +304,6 @@ class LocalExecutor(Executor):
         self._kill(worker)
         index = self._workers.index(worker)
         self._workers[index] = self._spawn(worker.slot)
-        worker.cell = None
 
 
 def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:

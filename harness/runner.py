@@ -75,7 +75,14 @@ def write_resolved_spec(spec: Spec, folder: Path) -> None:
             "selection": {"datasets": [d.id for d in spec.datasets], "methods": [m.id for m in spec.methods],
                           "seeds": spec.seeds},
             "spec": spec.resolved}
-    write_atomic(folder / "spec.yaml", header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+    path = folder / "spec.yaml"
+    if path.exists():  # the same spec again: libyaml reads it back far faster than PyYAML's emitter writes it
+        try:
+            if yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == body:
+                return
+        except (yaml.YAMLError, UnicodeDecodeError):
+            pass  # damaged: written again
+    write_atomic(path, header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
 
 
 def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions(), progress: bool = True, *,
@@ -120,6 +127,45 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     return summaries
 
 
+PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
+# the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
+_PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
+_PAGE_CODE = ("harness.leaderboard", "harness.claims", "harness.stats", "harness.metrics", "harness.store",
+              "harness.hardware")
+
+
+def _pages_stamp(folder: Path) -> str:
+    """A digest of what the pages are made of: the folder's small files, runs.jsonl's identity (an append or a
+    rewrite changes its size, time or inode) and the source of the code that renders them."""
+    import hashlib
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in _PAGE_INPUTS:
+        path = folder / name
+        digest.update(name.encode() + (path.read_bytes() if path.exists() else b"\0missing"))
+    runs = folder / "runs.jsonl"
+    if runs.exists():
+        info = runs.stat()
+        digest.update(f"runs {info.st_size} {info.st_mtime_ns} {info.st_ino}".encode())
+    for module in _PAGE_CODE:
+        digest.update(Path(importlib.util.find_spec(module).origin).read_bytes())
+    return digest.hexdigest()
+
+
+def _read_stamp(folder: Path) -> str | None:
+    path = folder / PAGES_STAMP
+    return path.read_text().strip() if path.exists() else None
+
+
+def _verdicts_on_file(folder: Path) -> list:
+    """The claims' verdicts as claims.json has them (what a run prints of each: its id, verdict and kind)."""
+    import json
+    from types import SimpleNamespace
+
+    return [SimpleNamespace(**entry) for entry in json.loads((folder / "claims.json").read_text())["claims"]]
+
+
 def _check_slurm() -> None:
     import shutil
 
@@ -150,11 +196,10 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
     from harness.executors import CLUSTER_EXECUTORS, make_executor
     from harness.hardware import auto_jobs, git_commit, visible_gpus
-    from harness.leaderboard import write_leaderboard
     from harness.metrics import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
     from harness.registry import default_registry, metrics
-    from harness.store import RunStore, write_skipped_datasets
+    from harness.store import RunStore, read_runs, write_atomic, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -184,17 +229,28 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in spec.resolved["datasets"]})
         write_skipped_datasets(folder, skipped)
-        moved = store.move_aside(plan.superseded)
-        if moved:
+        rows = list(read_runs(folder))  # read once: a re-run of a big spec is mostly this
+        if any(plan.superseded(row) for row in rows):
+            moved = store.move_aside(plan.superseded)
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
-        newest, frozen = plan.history(folder)
+            rows = list(read_runs(folder))
+        newest, frozen = plan.history(rows)
         # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
         keep = ("ok",) if options.retry else ("ok", *NOT_OK)
         done = {key: status for key, status in newest.items() if status in keep}
         params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
         _run_test_cells(plan, params, tuning_errors, done, store, recorder, executor, bar, summary)
-    summary.verdicts = write_leaderboard(folder)
+    stamp = _pages_stamp(folder)
+    if not summary.statuses and _read_stamp(folder) == stamp and (folder / "claims.json").exists():
+        # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
+        # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
+        summary.verdicts = _verdicts_on_file(folder)
+    else:
+        from harness.leaderboard import write_leaderboard
+
+        summary.verdicts = write_leaderboard(folder)
+        write_atomic(folder / PAGES_STAMP, stamp + "\n")
     summary.wall_s = time.perf_counter() - started
     return summary
 
@@ -245,15 +301,14 @@ class _Plan:
         return (planned is not None and row.get("split") == "test" and row.get("spec") == self.spec.name
                 and row.get("code") != planned)
 
-    def history(self, folder: Path) -> tuple[dict[str, str], dict[tuple[str, str], dict]]:
-        """The newest status of every key, and the params finished test cells froze (read once).
+    def history(self, rows: list[dict]) -> tuple[dict[str, str], dict[tuple[str, str], dict]]:
+        """The newest status of every key, and the params finished test cells froze (``rows``: runs.jsonl's).
 
         A pair whose test cells froze params has finished its tuning, even when the Optuna
         storage is gone (it is not committed with the results).
         """
-        from harness.store import FINISHED, read_runs
+        from harness.store import FINISHED
 
-        rows = list(read_runs(folder))
         newest = {r["key"]: r.get("status") for r in rows}
         # a key finished under an earlier version of the spec (another method or dataset added, a profile
         # edited) has the same result under this one: it is recorded again under this spec hash, not run

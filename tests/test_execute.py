@@ -228,3 +228,48 @@ def test_workers_hash_strings_the_same_way_in_every_run(toy_env, monkeypatch):
     assert pool._environment(0)["PYTHONHASHSEED"] == "0"
     monkeypatch.setenv("PYTHONHASHSEED", "123")
     assert pool._environment(0)["PYTHONHASHSEED"] == "123"
+
+
+def test_a_worker_holds_one_cell_ahead_and_a_lost_worker_s_cell_ahead_runs_once(toy_env, tmp_path, monkeypatch):
+    """The next cell waits in the worker's pipe while the parent records; when the worker is killed for a
+    timeout, the cell it held ahead goes back to the queue unrun, and runs once on the replacement."""
+    counter = tmp_path / "calls"
+    monkeypatch.setenv("HARNESS_TOY_STOP", f"{counter}:0:SIGINT")  # count every call, stop none
+    cells = [("slow", cell("toy-sleep", {"seconds": 30.0}, timeout_s=1.0))]
+    cells += [(f"counted-{i}", cell("toy-stop", {"x": 0.3}, seed=i)) for i in range(3)]
+    with WorkerPool(jobs=1) as pool:
+        for tag, payload in cells:
+            pool.submit(tag, payload)
+        pool._dispatch()
+        (worker,) = pool._workers
+        assert [item[0] for item in worker.queue] == ["slow", "counted-0"]  # one running, one ahead
+        results = {}
+        while pool.outstanding:
+            results.update(pool.wait())
+    assert results["slow"]["status"] == "timed-out"
+    assert all(results[f"counted-{i}"]["status"] == "ok" for i in range(3)), results
+    assert int(counter.read_text()) == 3  # the cell held ahead ran once, after the kill
+
+
+def test_a_worker_keeps_its_group_and_others_take_groups_nobody_holds():
+    """The choice of a worker's next cell (no process is started): its own group first, then the oldest group
+    no other worker holds, and only when every group left is held, any (a worker never idles)."""
+    from harness.executors import _Worker
+
+    pool = WorkerPool(jobs=2)
+    for i in range(12):  # g0, g1, g2, g0, g1, ...: four cells each
+        pool.submit((f"g{i % 3}", i), {"group": f"g{i % 3}", "timeout_s": 1})
+    a, b = _Worker(None, None, 0), _Worker(None, None, 1)
+    pool._workers = [a, b]
+
+    def take(worker):
+        tag, cell = pool._take(worker)
+        worker.group = cell["group"]
+        return tag
+
+    assert [take(a), take(b), take(a), take(b)] == [("g0", 0), ("g1", 1), ("g0", 3), ("g1", 4)]
+    assert [take(a), take(a)] == [("g0", 6), ("g0", 9)]  # its own group to the end
+    assert take(a) == ("g2", 2)  # then the oldest group b does not hold
+    assert [take(b), take(b)] == [("g1", 7), ("g1", 10)]
+    assert take(b) == ("g2", 5)  # every group left is held (by a): b takes from it rather than idle
+    assert pool.outstanding == 2

@@ -164,3 +164,37 @@ def test_a_method_added_to_the_spec_keeps_the_others_on_the_leaderboard(toy_env,
     third = harness_cli("run", write_spec(extended), "--profile", "quick", "--out", tmp_path, "--no-progress")
     assert "nothing new to run" in third.stdout and "earlier version" not in third.stdout
     assert len(list(read_runs(tmp_path / "toy"))) == len(rows)
+
+
+def test_appends_are_fsynced_in_groups_within_a_second_and_at_the_end(tmp_path, monkeypatch):
+    """A line is in the kernel as soon as it is appended (SIGKILL loses nothing: the tests above); it reaches
+    the disk within store.SYNC_INTERVAL_S, by the background thread, not one fsync per cell."""
+    from harness import store as store_module
+
+    synced_sizes = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(store_module.os, "fsync",
+                        lambda fd: (synced_sizes.append(os.fstat(fd).st_size), real_fsync(fd))[1])
+    folder = tmp_path / "spec"
+    with RunStore(folder) as store:
+        for i in range(200):
+            store.append(_record(f"k{i}"))
+        size = (folder / "runs.jsonl").stat().st_size
+        assert len(keys_and_statuses(folder)) == 200  # readable at once, before any fsync
+        deadline = time.monotonic() + 30  # the background thread's next tick (a second), on a busy machine
+        while size not in synced_sizes and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert size in synced_sizes  # flushed while the run goes on, without waiting for its end
+        assert len(synced_sizes) < 20  # in groups: far fewer than one per cell
+        store.append(_record("last"))
+    assert synced_sizes[-1] == (folder / "runs.jsonl").stat().st_size  # the end flushes the rest
+
+
+def test_rows_moved_aside_mid_run_leave_later_appends_in_the_new_file(tmp_path):
+    folder = tmp_path / "spec"
+    with RunStore(folder) as store:
+        store.append(_record("old"))
+        store.append(_record("kept"))
+        assert store.move_aside(lambda row: row["key"] == "old") == 1
+        store.append(_record("new"))
+    assert [r["key"] for r in read_runs(folder)] == ["kept", "new"]

@@ -128,7 +128,9 @@ def _check_expanded_size(root, file: str) -> None:
 def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
     """Parse YAML with the safe loader, rejecting duplicate keys and non-standard tags."""
     positions = _Positions()
-    loader = yaml.SafeLoader(text)
+    # libyaml's parser where PyYAML has it (the constructor is Python either way): a 10,000-seed spec parsed in
+    # 1.8 s with the pure-Python scanner
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
     problems: list[Problem] = []
 
     def mark(node) -> tuple[int, int]:
@@ -208,6 +210,8 @@ def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:
     except RecursionError:
         raise SpecError([Problem(file, 1, 1, (), f"nested too deeply for a spec (at most {MAX_DEPTH} levels)")]) from None
     except yaml.MarkedYAMLError as exc:
+        if "maximum nesting depth" in str(exc.problem):  # libyaml's own limit, before Python's recursion one
+            raise SpecError([Problem(file, 1, 1, (), f"nested too deeply for a spec (at most {MAX_DEPTH} levels)")]) from None
         m = exc.problem_mark or exc.context_mark
         line, col = (m.line + 1, m.column + 1) if m else (1, 1)
         raise SpecError([Problem(file, line, col, (), f"invalid YAML: {exc.problem or exc}")]) from None

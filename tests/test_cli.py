@@ -221,3 +221,19 @@ def test_an_out_that_is_a_file_is_one_line_and_exit_two(toy_env, write_spec, tmp
     done = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", taken, "--no-progress")
     assert done.returncode == 2 and "is a file, not a folder" in done.stderr and "Traceback" not in done.stderr
     assert taken.read_text() == "not a folder"
+
+
+def test_a_run_with_nothing_new_leaves_the_pages_unless_what_they_show_changed(toy_env, write_spec, tmp_path):
+    """Nothing ran and nothing the pages are made of changed: they are not rebuilt (that imported scipy and
+    matplotlib), and the verdicts are read back from claims.json. A new description is rebuilt into them."""
+    out = tmp_path / "out"
+    first = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", out, "--no-progress")
+    assert first.returncode == 0, first.stderr
+    page = out / "toy" / "leaderboard.md"
+    built = page.stat().st_mtime_ns
+    again = harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", out, "--no-progress")
+    assert "nothing new to run" in again.stdout and "claim tunable-wins: inconclusive" in again.stdout
+    assert page.stat().st_mtime_ns == built
+    described = TOY_SPEC.replace("title: Toy comparison\n", "title: Toy comparison\ndescription: A fresh reading.\n")
+    third = harness_cli("run", write_spec(described), "--profile", "quick", "--out", out, "--no-progress")
+    assert "nothing new to run" in third.stdout and "A fresh reading." in page.read_text()

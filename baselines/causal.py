@@ -32,19 +32,13 @@ def _register():
 
 
 def run_fci(tester, columns: Sequence[int], depth: int) -> np.ndarray:
-    """causal-learn's FCI over ``columns`` of the observed variables; the PAG in harness marks (local indices)."""
-    from causallearn.search.ConstraintBased.FCI import fci
-
-    from harness.tasks.causal.pag import from_causallearn
+    """causal-learn's FCI over ``columns`` of the observed variables, without the selection-bias rules R5–R7 (the
+    task's models have none); the PAG in harness marks (local indices)."""
+    from harness.tasks.causal.pag import fci_without_selection, from_causallearn
 
     _register()
-    import contextlib
-    import io
-
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        graph, _ = fci(np.zeros((1, len(columns))), _NAME, alpha=tester.alpha, depth=depth, verbose=False,
-                       show_progress=False, tester=tester, columns=list(columns))
+    graph, _ = fci_without_selection(np.zeros((1, len(columns))), _NAME, alpha=tester.alpha, depth=depth,
+                                     tester=tester, columns=list(columns))
     return from_causallearn(graph.graph)
 
 

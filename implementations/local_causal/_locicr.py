@@ -7,8 +7,10 @@ Algorithm 1, the local structure around X, MB-by-MB:
   conditioning sets drawn from the current neighbours (size ≤ max_k); only V's own adjacencies are kept
   (Prop. 1), with every separation found; the unshielded colliders of the local skeleton that contain V, and the
   colliders on collider paths from V (Prop. 2), put their arrowheads into the accumulated PAG; then FCI's rules
-  R1–R3 orient it (R4 and R5–R10 are not run, as in the authors' code for R5–R10); V's neighbours join the
-  waitlist;
+  for models without selection bias, R1–R4 and R8–R10 (Zhang 2008), orient it (the authors' code runs R1–R4 only;
+  with R1–R3 alone, 13 pairs of the oracle test got a label other than the true PAG's); a rule that
+  needs two vertices non-adjacent fires only when they are known apart (a separating set was found), since the
+  accumulated PAG is partial; V's neighbours join the waitlist;
 * stop once every neighbour of X is done and either no edge among MB⁺(X) has a circle and every pair in it is
   decided (stop rule 1), or the waitlist is empty.
 
@@ -17,7 +19,10 @@ separated from X by a subset (≤ max_k) of the current set (Prop. 4). Pa*(X), N
 local PAG over MB⁺(X) (Defs. 2, 7, 8), and Algorithm 2 decides: X ⊥ Y | Pa* → non-ancestor (Thm 1); else
 X ⊥̸ Y | Pa* ∪ Ne* → explicit (Thm 2); else X ⊥ Y | Pa* ∪ Ne*(X_M) for some clique M → possible; else implicit
 (Thm 3). A Y adjacent to X is read off the edge (Y *→ X non-ancestor, X → Y explicit, else possible) and a Y in
-IPre_MB(X) is a non-ancestor, as in the authors' code.
+IPre_MB(X) is a non-ancestor, as in the authors' code. Ne*(X) is read as the paper's note and the authors' code
+define it (one-edge circle-collider paths X ∘–* V, so X's possible children X ∘→ C are in it); with the
+d-separation oracle this makes Theorem 2 say "explicit" on a few pairs where the PAG has no directed path (a
+collider at such a C opens a path to Y); tests/test_local_causal.py pins those pairs.
 """
 from __future__ import annotations
 
@@ -76,6 +81,140 @@ def orient_r1_r3(mark: np.ndarray, separated: dict) -> bool:
                         changed = True
         changed_any |= changed
     return changed_any
+
+
+def _parent(mark: np.ndarray, a: int, b: int) -> bool:
+    """a → b."""
+    return mark[a, b] == ARROW and mark[b, a] == TAIL
+
+
+def orient_r4(mark: np.ndarray, separated: dict) -> bool:
+    """FCI's R4 (discriminating paths): for θ *→ … ↔ a ←* b ∘–* c with every vertex between θ and b a collider on
+    the path and a parent of c, and θ, c known apart: b → c if b is in the separating set of {θ, c}, else
+    a ↔ b ↔ c. Only pairs recorded in ``separated`` count as non-adjacent (the local PAG is partial)."""
+    changed = False
+    p = mark.shape[0]
+    for c in range(p):
+        for b in np.flatnonzero(mark[c] != NONE):
+            b = int(b)
+            if mark[c, b] != CIRCLE:  # the mark at b on b–c
+                continue
+            for a in np.flatnonzero(mark[b] != NONE):
+                a = int(a)
+                if a == c or mark[b, a] != ARROW or not _parent(mark, a, c):
+                    continue
+                theta = _discriminating_start(mark, separated, a, b, c)
+                if theta is None:
+                    continue
+                if b in separated[frozenset((theta, c))]:
+                    mark[b, c], mark[c, b] = ARROW, TAIL
+                else:
+                    mark[a, b] = mark[c, b] = mark[b, c] = ARROW
+                changed = True
+                break
+    return changed
+
+
+def _discriminating_start(mark, separated, a: int, b: int, c: int):
+    """θ of the shortest discriminating path θ, …, a, b, c for b (breadth first from a), or None."""
+    queue = [(a, (b, c, a))]
+    seen = {a, b, c}
+    while queue:
+        v, on = queue.pop(0)
+        for w in np.flatnonzero(mark[:, v] == ARROW):  # w *→ v
+            w = int(w)
+            if w in on or w in seen or mark[w, v] == NONE:
+                continue
+            if mark[w, c] == NONE:
+                if frozenset((w, c)) in separated:
+                    return w
+                continue
+            if _parent(mark, w, c) and mark[v, w] == ARROW:  # w ↔ v: a collider on the path, and a parent of c
+                seen.add(w)
+                queue.append((w, on + (w,)))
+    return None
+
+
+def _possibly_directed(mark: np.ndarray, a: int, b: int) -> bool:
+    """a *–* b can be directed a → b: no arrowhead at a, no tail at b."""
+    return mark[b, a] in (CIRCLE, TAIL) and mark[a, b] in (CIRCLE, ARROW)
+
+
+def uncovered_pd_starts(mark: np.ndarray, separated: dict, a: int, end: int, avoid=(), budget: int = 100_000) -> set[int]:
+    """The μ adjacent to a that start an uncovered possibly directed path a, μ, …, end avoiding ``avoid`` (each
+    inner vertex's two path neighbours known apart, i.e. in ``separated``). ``budget`` bounds the search; running
+    out of it raises."""
+    work = [0]
+    starts: set[int] = set()
+
+    def extend(path: list[int]) -> bool:
+        work[0] += 1
+        if work[0] > budget:
+            raise RuntimeError(f"uncovered-path search from {a} to {end} exceeded {budget} steps")
+        v = path[-1]
+        for w in np.flatnonzero(mark[v] != NONE):
+            w = int(w)
+            if w in path or w in avoid or not _possibly_directed(mark, v, w):
+                continue
+            if frozenset((path[-2], w)) not in separated:
+                continue  # covered at v, or not known to be uncovered
+            if w == end or extend(path + [w]):
+                return True
+        return False
+
+    for mu in np.flatnonzero(mark[a] != NONE):
+        mu = int(mu)
+        if mu in avoid or not _possibly_directed(mark, a, mu):
+            continue
+        if mu == end or extend([a, mu]):
+            starts.add(mu)
+    return starts
+
+
+def orient_r8_r10(mark: np.ndarray, separated: dict) -> bool:
+    """FCI's tail rules for a ∘→ c (Zhang 2008): R8 (a → b → c or a –∘ b → c), R9 (an uncovered possibly directed
+    path a, b, θ, …, c with b, c known apart), R10 (b → c ← θ and uncovered possibly directed paths from a to b and
+    to θ whose first vertices differ and are known apart): each makes it a → c."""
+    changed = False
+    p = mark.shape[0]
+    for a in range(p):
+        for c in np.flatnonzero(mark[a] == ARROW):
+            c = int(c)
+            if mark[c, a] != CIRCLE:
+                continue
+            done = False
+            for b in np.flatnonzero(mark[a] != NONE):  # R8
+                b = int(b)
+                if b != c and mark[b, a] == TAIL and mark[a, b] in (ARROW, CIRCLE) and _parent(mark, b, c):
+                    done = True
+                    break
+            if not done:  # R9
+                starts = uncovered_pd_starts(mark, separated, a, c)
+                done = any(b != c and frozenset((b, c)) in separated for b in starts)
+            if not done:  # R10
+                parents = [int(v) for v in np.flatnonzero(mark[:, c] == ARROW) if v != a and _parent(mark, int(v), c)]
+                for b, theta in combinations(parents, 2):
+                    s1 = uncovered_pd_starts(mark, separated, a, b, avoid=(c,))
+                    s2 = uncovered_pd_starts(mark, separated, a, theta, avoid=(c,))
+                    if any(mu != om and frozenset((mu, om)) in separated for mu in s1 for om in s2):
+                        done = True
+                        break
+            if done:
+                mark[c, a] = TAIL
+                changed = True
+    return changed
+
+
+def orient(mark: np.ndarray, separated: dict) -> bool:
+    """FCI's orientation rules without selection bias (R1–R4, R8–R10) on ``mark`` until nothing changes."""
+    changed_any = False
+    while True:
+        changed = orient_r1_r3(mark, separated)
+        changed |= orient_r4(mark, separated)
+        changed |= orient_r8_r10(mark, separated)
+        changed_any |= changed
+        if not changed:
+            return changed_any
 
 
 class LocalLearner:
@@ -211,7 +350,7 @@ class LocalLearner:
         while waitlist:
             v = waitlist.pop(0)
             self.learn_local(v)
-            orient_r1_r3(self.mark, self.separated)
+            orient(self.mark, self.separated)
             self.done.append(v)
             for w in sorted(self.adj[v]):
                 if w not in self.done and w not in waitlist:

@@ -5,8 +5,9 @@ latents are drawn among the nodes with at least two children, so each confounds 
 Gaussian SEM on it (coefficients ±U(0.5, 1), N(0, 1) noise), of which only the observed columns are kept; and
 ``pairs`` ordered pairs (X, Y) of distinct observed variables drawn at random. The seed draws all of it.
 
-Ground truth. The true PAG is FCI (causal-learn) run with a d-separation oracle on the full DAG, with the observed
-nodes labelled 0 … p−1 and the latents labelled "L…" so that they are marginalised (causal-learn's ``dag2pag`` is
+Ground truth. The true PAG is FCI (causal-learn, without its selection-bias rules R5–R7) run with a d-separation
+oracle on the full DAG, with the observed nodes labelled 0 … p−1 and the latents labelled "L…" so that they are
+marginalised (causal-learn's ``dag2pag`` is
 not used: the paper note found marks that contradict the DAG's ancestry with latents). Each pair's label is the
 PAG criterion of :func:`harness.tasks.causal.pag.pag_relation`.
 
@@ -143,19 +144,11 @@ def linear_gaussian(rng: np.random.Generator, g, n: int) -> dict:
 
 
 def true_pag(dag, p: int) -> np.ndarray:
-    """FCI with the d-separation oracle on ``dag`` (observed nodes 0 … p−1, latents labelled otherwise)."""
-    import warnings
+    """FCI with the d-separation oracle on ``dag`` (observed nodes 0 … p−1, latents labelled otherwise), without
+    the selection-bias rules R5–R7 (see :func:`~harness.tasks.causal.pag.fci_without_selection`)."""
+    from harness.tasks.causal.pag import fci_without_selection, from_causallearn
 
-    from causallearn.search.ConstraintBased.FCI import fci
-
-    from harness.tasks.causal.pag import from_causallearn
-
-    import contextlib
-    import io
-
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        graph, _ = fci(np.zeros((1, p)), "d_separation", true_dag=dag, depth=-1, verbose=False, show_progress=False)
+    graph, _ = fci_without_selection(np.zeros((1, p)), "d_separation", true_dag=dag, depth=-1)
     return from_causallearn(graph.graph)
 
 

@@ -118,6 +118,33 @@ def test_loaders_reject_bad_parameters():
         random_network(ctx, nodes=2)
 
 
+def test_discrete_data_follow_the_networks_cpds_and_g_squared_reads_them():
+    """ASIA sampled from its own CPDs: a root's frequency matches its CPD; G² (through the counted tester) finds the
+    CPD's edge smoke → lung dependent and smoke ⊥ asia (d-separated) independent."""
+    from harness.tasks.causal.pairwise import _model, discrete_sample
+
+    model = _model("asia")
+    values = discrete_sample(np.random.default_rng(0), model, 20000)
+    cpd = model.get_cpds("smoke")
+    p_first = float(cpd.values[0])
+    assert abs(np.mean(values["smoke"] == 0) - p_first) < 0.02
+    names = ["smoke", "lung", "asia"]
+    t = CITester("gsq", 3, 0.01, n=20000, data=np.column_stack([values[v] for v in names]))
+    assert not t.independent(0, 1) and t.independent(0, 2)
+    assert t.count == 2
+    with pytest.raises(ValueError, match="needs data with 3 columns"):
+        CITester("gsq", 3, 0.01)
+
+
+def test_bnlearn_discrete_instance_uses_g_squared():
+    with contextlib.redirect_stdout(io.StringIO()):
+        inst = bnlearn_network(Context(seed=0, dataset="bnlearn-network"), network="asia", latents=1, samples=500,
+                               pairs=3, data="discrete")
+    assert inst.corr is None and inst.codes.shape == (500, inst.p) and inst.tester().kind == "gsq"
+    with pytest.raises(DataError, match=r"data='binary'"):
+        bnlearn_network(Context(seed=0, dataset="x"), network="asia", latents=1, data="binary")
+
+
 def test_bnlearn_structure_is_read_from_pgmpy():
     from harness.tasks.causal.pairwise import bnlearn_edges
 

@@ -14,8 +14,9 @@ CATALOGUE = {
                            "about": "a random networkx DAG, latents among nodes with ≥ 2 children, linear Gaussian "
                                     "data, Fisher-z tests; the seed draws structure, latents, data and pairs"},
         "bnlearn-network": {"task": _T, "target": f"{_V}:bnlearn_network",
-                            "about": "a bnlearn structure read from pgmpy's bundled .bif.gz, latents among nodes "
-                                     "with ≥ 2 children, linear Gaussian data, Fisher-z tests"},
+                            "about": "a bnlearn network read from pgmpy's bundled .bif.gz, latents among nodes "
+                                     "with ≥ 2 children; data: gaussian (linear SEM on the structure, Fisher z) or "
+                                     "discrete (the network's own CPDs, G²)"},
     },
     "methods": {
         "locicr": {"task": _T, "target": "implementations.local_causal:LocICR",

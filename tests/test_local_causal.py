@@ -264,6 +264,64 @@ def test_orientation_rules_r8_and_r9():
     assert m[3, 0] == CIRCLE
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_rfci_with_the_oracle_equals_the_true_pag(seed):
+    """With d-separation tests and no depth cap, RFCI's PAG equals oracle FCI's on the six 12-node networks."""
+    from baselines.causal import run_rfci
+
+    inst = _instance(seed)
+    np.testing.assert_array_equal(run_rfci(inst.oracle(), inst.p, -1), inst.pag)
+
+
+def test_rfci_marks_are_sound_against_the_dag():
+    """20-node networks with 3 latents and the oracle: RFCI keeps every true adjacency, and each arrowhead (tail) it
+    writes is a non-ancestor (an ancestor) in the true DAG (Colombo et al. 2012, Theorem 3.4)."""
+    import networkx as nx
+
+    from baselines.causal import run_rfci
+    from harness.tasks.causal.pag import NONE
+
+    checked = 0
+    for seed in range(8):
+        try:
+            inst = _instance(seed, nodes=20, latents=3)
+        except DataError:
+            continue  # fewer than 3 nodes with two children in this draw
+        mark = run_rfci(inst.oracle(), inst.p, -1)
+        assert np.all((mark != NONE) | (inst.pag == NONE)), seed
+        for a in range(inst.p):
+            for b in np.flatnonzero(mark[a] != NONE):
+                if mark[a, b] == ARROW:
+                    assert not nx.has_path(inst.dag, int(b), a), (seed, a, b)
+                if mark[b, a] == TAIL:
+                    assert nx.has_path(inst.dag, a, int(b)), (seed, a, b)
+        checked += 1
+    assert checked >= 5
+
+
+def test_rfci_unshielded_triple_check_removes_an_edge():
+    """Lemma 3.1: the triple 0 – 1 – 2 with Sepset(0, 2) = {3} is checked by testing 0 ⊥ 1 | {3}, which the
+    depth-1 skeleton never asked (3 left both 0's and 1's adjacencies at depth 0); the edge goes, with {3} as its
+    minimal separating set, and 1 ∘→ 2 ←∘ 3 stays a collider (Sepset(1, 3) = ∅)."""
+    from baselines.causal import run_rfci
+
+    class Scripted:
+        independences = {(0, 3, frozenset()), (1, 3, frozenset()), (0, 2, frozenset({3})), (0, 1, frozenset({3}))}
+
+        def __init__(self):
+            self.asked = []
+
+        def independent(self, a, b, cond):
+            self.asked.append((min(a, b), max(a, b), frozenset(cond)))
+            return self.asked[-1] in self.independences
+
+    tester = Scripted()
+    mark = run_rfci(tester, 4, 1)
+    assert (0, 1, frozenset({3})) in tester.asked
+    assert mark[0, 1] == 0 and mark[1, 0] == 0 and mark[0, 2] == 0
+    assert (mark[1, 2], mark[2, 1], mark[3, 2], mark[2, 3]) == (ARROW, CIRCLE, ARROW, CIRCLE)
+
+
 def test_locicr_uses_fewer_tests_than_fci_on_alarm_with_the_oracle():
     from baselines.causal import GlobalFCI
     from harness.tasks.causal.pairwise import Problem

@@ -23,6 +23,9 @@ CATALOGUE = {
                    "about": "LocICR (Li et al., ICML 2025): local structure MB-by-MB, then Theorems 1–3"},
         "fci": {"task": _T, "target": "baselines.causal:GlobalFCI",
                 "about": "global FCI (causal-learn) and the PAG criteria"},
+        "rfci": {"task": _T, "target": "baselines.causal:GlobalRFCI",
+                 "about": "global RFCI (Colombo et al. 2012; implemented here, causal-learn has none) and the PAG "
+                          "criteria"},
         "pc": {"task": _T, "target": "baselines.causal:GlobalPC",
                "about": "global PC (causal-learn; ignores latents) and the same criteria on its CPDAG"},
         "mb-fci": {"task": _T, "target": "baselines.causal:LocalMBFCI",

@@ -1,5 +1,5 @@
 """Kernels of the local-causal spec: one Fisher-z test (the unit every method pays for), LocICR answering one pair
-with a fresh tester, and global FCI on the same instance (a 16-node random DAG with 2 latents, n = 1000)."""
+with a fresh tester, and global FCI and RFCI on the same instance (a 16-node random DAG with 2 latents, n = 1000)."""
 from __future__ import annotations
 
 from functools import lru_cache
@@ -38,20 +38,20 @@ class FisherZ(CpuKernel):
 
 
 class AnswerOnePair(CpuKernel):
-    """LocICR on one pair (fresh tester) against one global FCI run, which answers any pair."""
+    """LocICR on one pair (fresh tester) against one global FCI or RFCI run, which answers any pair."""
 
-    params = (["locicr", "fci"],)
+    params = (["locicr", "fci", "rfci"],)
     param_names = ["method"]
-    version = "1"
+    version = "2"  # 2: LocICR orients with R4 and R8–R10, FCI without R5–R7; RFCI added
 
     def setup(self, method):
-        from baselines.causal import GlobalFCI
+        from baselines.causal import GlobalFCI, GlobalRFCI
         from harness.tasks.causal.pairwise import Problem
         from implementations.local_causal import LocICR
 
         self.inst = _instance()
         self.problem = Problem(self.inst.p, 3)
-        self.method = LocICR() if method == "locicr" else GlobalFCI()
+        self.method = {"locicr": LocICR, "fci": GlobalFCI, "rfci": GlobalRFCI}[method]()
 
     def time_answer(self, method):
         self.method.identify(self.problem, self.inst.tester(), [self.inst.pairs[0]])

@@ -118,6 +118,33 @@ def test_loaders_reject_bad_parameters():
         random_network(ctx, nodes=2)
 
 
+def test_discrete_data_follow_the_networks_cpds_and_g_squared_reads_them():
+    """ASIA sampled from its own CPDs: a root's frequency matches its CPD; G² (through the counted tester) finds the
+    CPD's edge smoke → lung dependent and smoke ⊥ asia (d-separated) independent."""
+    from harness.tasks.causal.pairwise import _model, discrete_sample
+
+    model = _model("asia")
+    values = discrete_sample(np.random.default_rng(0), model, 20000)
+    cpd = model.get_cpds("smoke")
+    p_first = float(cpd.values[0])
+    assert abs(np.mean(values["smoke"] == 0) - p_first) < 0.02
+    names = ["smoke", "lung", "asia"]
+    t = CITester("gsq", 3, 0.01, n=20000, data=np.column_stack([values[v] for v in names]))
+    assert not t.independent(0, 1) and t.independent(0, 2)
+    assert t.count == 2
+    with pytest.raises(ValueError, match="needs data with 3 columns"):
+        CITester("gsq", 3, 0.01)
+
+
+def test_bnlearn_discrete_instance_uses_g_squared():
+    with contextlib.redirect_stdout(io.StringIO()):
+        inst = bnlearn_network(Context(seed=0, dataset="bnlearn-network"), network="asia", latents=1, samples=500,
+                               pairs=3, data="discrete")
+    assert inst.corr is None and inst.codes.shape == (500, inst.p) and inst.tester().kind == "gsq"
+    with pytest.raises(DataError, match=r"data='binary'"):
+        bnlearn_network(Context(seed=0, dataset="x"), network="asia", latents=1, data="binary")
+
+
 def test_bnlearn_structure_is_read_from_pgmpy():
     from harness.tasks.causal.pairwise import bnlearn_edges
 
@@ -144,27 +171,155 @@ def test_global_fci_with_the_oracle_recovers_the_true_labels(seed):
     assert got == [pag_relation(inst.pag, x, y) for x, y in pairs]
 
 
-def test_locicr_with_the_oracle_agrees_with_the_pag_criteria():
-    """Every pair of 6 random networks (12 nodes, 2 latents): LocICR with d-separation tests against the
-    PAG criteria. Non-ancestors agree exactly; every disagreement is explicit against possible (Thm 2 as read, and
-    the missing tail rules R8–R10; see the spec's description), and at least 95% of the pairs agree."""
+# The pairs (seed, X, Y) of the six 12-node oracle networks on which LocICR, run as the paper states it, says
+# "explicit" where the PAG has no directed path from X to Y ("possible"). Theorem 2 conditions on Pa*(X) ∪ Ne*(X),
+# and Ne*(X) as the paper's note and the authors' code (Utils/find_condition_sets.py, find_circle_collider_path:
+# the mark at X circle, any mark at V, for paths of one edge) define it holds X's possible children C (X ∘→ C); a
+# collider at such a C (X ∘→ C ←∘ W …) opens a path to Y when the path's far end is not in Ne*(X) (X is not an
+# invariant non-ancestor of it). In four of these seven, (0, 1, 7), (2, 4, 7), (4, 6, 0) and (5, 6, 5), X is not
+# even an ancestor of Y in the true DAG, so "explicit" is refuted outright. Algorithm 1 is not the cause: the
+# local PAG over MB⁺(X) equals the true PAG there (checked below for every X). This is the theorem as the paper
+# and its code state it, kept as it is; the pins fail the moment one of them changes.
+THEOREM_2_PAIRS = {(0, 1, 7), (0, 7, 1), (0, 7, 6), (2, 4, 7), (4, 6, 0), (5, 0, 3), (5, 6, 5)}
+
+
+def _check_locicr_against_the_pag(inst, pinned: set, tag) -> set:
+    """Every pair of ``inst``: LocICR with the oracle equals the PAG criteria except on ``pinned`` pairs (X, Y), where
+    it says explicit, the PAG says possible and a possible child of X is in Ne*(X); the local PAG over MB⁺(X) equals
+    the true PAG there. Returns the pairs that differed."""
     from implementations.local_causal import LocalLearner
 
-    agree = total = 0
+    differ = set()
+    for x in range(inst.p):
+        learner = LocalLearner(inst.oracle(), inst.p, x, 10)
+        for y in range(inst.p):
+            if x == y:
+                continue
+            got, want = learner.relation(y), pag_relation(inst.pag, x, y)
+            if got != want:
+                differ.add((x, y))
+                assert (x, y) in pinned, (tag, x, y, got, want)
+                assert (got, want) == (EXPLICIT, POSSIBLE), (tag, x, y, got, want)
+                _, ne_star, _ = learner.conditioning_sets(learner.ipre())
+                assert any(inst.pag[x, c] == ARROW and inst.pag[c, x] == CIRCLE for c in ne_star), (tag, x, y)
+        idx = sorted(learner.mb[x] | {x})
+        np.testing.assert_array_equal(learner.mark[np.ix_(idx, idx)], inst.pag[np.ix_(idx, idx)], err_msg=str((tag, x)))
+    return differ
+
+
+def test_locicr_with_the_oracle_equals_the_pag_criteria_on_random_networks():
+    """Every pair of six random networks (12 nodes, 2 latents) and of ASIA (one latent), with d-separation tests:
+    LocICR's label equals the PAG criterion's, except exactly the pinned Theorem 2 pairs."""
+    differ = set()
     for seed in range(6):
-        inst = _instance(seed)
-        for x in range(inst.p):
-            learner = LocalLearner(inst.oracle(), inst.p, x, 10)
-            for y in range(inst.p):
-                if x == y:
-                    continue
-                got, want = learner.relation(y), pag_relation(inst.pag, x, y)
-                assert (got == NON_ANCESTOR) == (want == NON_ANCESTOR), (seed, x, y, got, want)
-                if got != want:
-                    assert {got, want} == {EXPLICIT, POSSIBLE}, (seed, x, y, got, want)
-                agree += got == want
-                total += 1
-    assert agree >= 0.95 * total
+        differ |= {(seed, x, y) for x, y in _check_locicr_against_the_pag(
+            _instance(seed), {(x, y) for s, x, y in THEOREM_2_PAIRS if s == seed}, seed)}
+    assert differ == THEOREM_2_PAIRS
+    for seed in range(3):
+        with contextlib.redirect_stdout(io.StringIO()):
+            inst = bnlearn_network(Context(seed=seed, dataset="bnlearn-network"), network="asia", latents=1,
+                                   samples=200, pairs=1)
+        assert _check_locicr_against_the_pag(inst, set(), ("asia", seed)) == set()
+
+
+@pytest.mark.slow
+def test_locicr_with_the_oracle_equals_the_pag_criteria_on_child():
+    """CHILD with 2 latents, seed 1: the instance on which causal-learn's selection-bias rule R5 had written tail–tail
+    edges into the ground truth; every pair agrees exactly."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        inst = bnlearn_network(Context(seed=1, dataset="bnlearn-network"), network="child", latents=2, samples=200,
+                               pairs=1)
+    assert not np.any((inst.pag == TAIL) & (inst.pag.T == TAIL))
+    assert _check_locicr_against_the_pag(inst, set(), "child") == set()
+
+
+def test_orientation_rule_r4_discriminating_path():
+    from implementations.local_causal import orient
+
+    # θ=0 *→ a=1 ←* b=2, a → c=3, b ∘–∘ c, θ and c separated. b in the separating set → b → c; else a ↔ b ↔ c.
+    base = _mark(4, [(0, CIRCLE, ARROW, 1), (1, ARROW, CIRCLE, 2), (1, TAIL, ARROW, 3), (2, CIRCLE, CIRCLE, 3),
+                     (0, CIRCLE, CIRCLE, 2)])
+    with_b = base.copy()
+    orient(with_b, {frozenset((0, 3)): frozenset({1, 2})})
+    assert (with_b[2, 3], with_b[3, 2]) == (ARROW, TAIL)
+    without_b = base.copy()
+    orient(without_b, {frozenset((0, 3)): frozenset({1})})
+    assert (without_b[1, 2], without_b[2, 3], without_b[3, 2]) == (ARROW, ARROW, ARROW)
+
+
+def test_orientation_rules_r8_and_r9():
+    from implementations.local_causal import orient
+
+    # R8: a → b → c and a ∘→ c → a → c
+    m = _mark(3, [(0, TAIL, ARROW, 1), (1, TAIL, ARROW, 2), (0, CIRCLE, ARROW, 2)])
+    orient(m, {})
+    assert (m[0, 2], m[2, 0]) == (ARROW, TAIL)
+    # R9: a ∘→ c and the uncovered possibly directed path a ∘–∘ b ∘–∘ d → c, with (a, d) and (b, c) apart
+    m = _mark(4, [(0, CIRCLE, ARROW, 3), (0, CIRCLE, CIRCLE, 1), (1, CIRCLE, CIRCLE, 2), (2, TAIL, ARROW, 3)])
+    orient(m, {frozenset((0, 2)): frozenset({1}), frozenset((1, 3)): frozenset({0, 2})})
+    assert (m[0, 3], m[3, 0]) == (ARROW, TAIL)
+    # without knowing b and c apart, R9 does not fire
+    m = _mark(4, [(0, CIRCLE, ARROW, 3), (0, CIRCLE, CIRCLE, 1), (1, CIRCLE, CIRCLE, 2), (2, TAIL, ARROW, 3)])
+    orient(m, {frozenset((0, 2)): frozenset({1})})
+    assert m[3, 0] == CIRCLE
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_rfci_with_the_oracle_equals_the_true_pag(seed):
+    """With d-separation tests and no depth cap, RFCI's PAG equals oracle FCI's on the six 12-node networks."""
+    from baselines.causal import run_rfci
+
+    inst = _instance(seed)
+    np.testing.assert_array_equal(run_rfci(inst.oracle(), inst.p, -1), inst.pag)
+
+
+def test_rfci_marks_are_sound_against_the_dag():
+    """20-node networks with 3 latents and the oracle: RFCI keeps every true adjacency, and each arrowhead (tail) it
+    writes is a non-ancestor (an ancestor) in the true DAG (Colombo et al. 2012, Theorem 3.4)."""
+    import networkx as nx
+
+    from baselines.causal import run_rfci
+    from harness.tasks.causal.pag import NONE
+
+    checked = 0
+    for seed in range(8):
+        try:
+            inst = _instance(seed, nodes=20, latents=3)
+        except DataError:
+            continue  # fewer than 3 nodes with two children in this draw
+        mark = run_rfci(inst.oracle(), inst.p, -1)
+        assert np.all((mark != NONE) | (inst.pag == NONE)), seed
+        for a in range(inst.p):
+            for b in np.flatnonzero(mark[a] != NONE):
+                if mark[a, b] == ARROW:
+                    assert not nx.has_path(inst.dag, int(b), a), (seed, a, b)
+                if mark[b, a] == TAIL:
+                    assert nx.has_path(inst.dag, a, int(b)), (seed, a, b)
+        checked += 1
+    assert checked >= 5
+
+
+def test_rfci_unshielded_triple_check_removes_an_edge():
+    """Lemma 3.1: the triple 0 – 1 – 2 with Sepset(0, 2) = {3} is checked by testing 0 ⊥ 1 | {3}, which the
+    depth-1 skeleton never asked (3 left both 0's and 1's adjacencies at depth 0); the edge goes, with {3} as its
+    minimal separating set, and 1 ∘→ 2 ←∘ 3 stays a collider (Sepset(1, 3) = ∅)."""
+    from baselines.causal import run_rfci
+
+    class Scripted:
+        independences = {(0, 3, frozenset()), (1, 3, frozenset()), (0, 2, frozenset({3})), (0, 1, frozenset({3}))}
+
+        def __init__(self):
+            self.asked = []
+
+        def independent(self, a, b, cond):
+            self.asked.append((min(a, b), max(a, b), frozenset(cond)))
+            return self.asked[-1] in self.independences
+
+    tester = Scripted()
+    mark = run_rfci(tester, 4, 1)
+    assert (0, 1, frozenset({3})) in tester.asked
+    assert mark[0, 1] == 0 and mark[1, 0] == 0 and mark[0, 2] == 0
+    assert (mark[1, 2], mark[2, 1], mark[3, 2], mark[2, 3]) == (ARROW, CIRCLE, ARROW, CIRCLE)
 
 
 def test_locicr_uses_fewer_tests_than_fci_on_alarm_with_the_oracle():

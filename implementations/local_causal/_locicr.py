@@ -7,8 +7,10 @@ Algorithm 1, the local structure around X, MB-by-MB:
   conditioning sets drawn from the current neighbours (size ≤ max_k); only V's own adjacencies are kept
   (Prop. 1), with every separation found; the unshielded colliders of the local skeleton that contain V, and the
   colliders on collider paths from V (Prop. 2), put their arrowheads into the accumulated PAG; then FCI's rules
-  R1–R3 orient it (R4 and R5–R10 are not run, as in the authors' code for R5–R10); V's neighbours join the
-  waitlist;
+  for models without selection bias, R1–R4 and R8–R10 (Zhang 2008), orient it (the authors' code runs R1–R4 only;
+  with R1–R3 alone, 13 pairs of the oracle test got a label other than the true PAG's); a rule that
+  needs two vertices non-adjacent fires only when they are known apart (a separating set was found), since the
+  accumulated PAG is partial; V's neighbours join the waitlist;
 * stop once every neighbour of X is done and either no edge among MB⁺(X) has a circle and every pair in it is
   decided (stop rule 1), or the waitlist is empty.
 
@@ -17,7 +19,10 @@ separated from X by a subset (≤ max_k) of the current set (Prop. 4). Pa*(X), N
 local PAG over MB⁺(X) (Defs. 2, 7, 8), and Algorithm 2 decides: X ⊥ Y | Pa* → non-ancestor (Thm 1); else
 X ⊥̸ Y | Pa* ∪ Ne* → explicit (Thm 2); else X ⊥ Y | Pa* ∪ Ne*(X_M) for some clique M → possible; else implicit
 (Thm 3). A Y adjacent to X is read off the edge (Y *→ X non-ancestor, X → Y explicit, else possible) and a Y in
-IPre_MB(X) is a non-ancestor, as in the authors' code.
+IPre_MB(X) is a non-ancestor, as in the authors' code. Ne*(X) is read as the paper's note and the authors' code
+define it (one-edge circle-collider paths X ∘–* V, so X's possible children X ∘→ C are in it); with the
+d-separation oracle this makes Theorem 2 say "explicit" on a few pairs where the PAG has no directed path (a
+collider at such a C opens a path to Y); tests/test_local_causal.py pins those pairs.
 """
 from __future__ import annotations
 
@@ -26,56 +31,9 @@ from typing import Sequence
 
 import numpy as np
 
-NONE, CIRCLE, ARROW, TAIL = 0, 1, 2, 3
+from components.pag_rules import ARROW, CIRCLE, NONE, TAIL, orient, orient_r1_r3  # noqa: F401 (re-exported)
+
 NON_ANCESTOR, POSSIBLE, EXPLICIT, IMPLICIT = 0, 1, 2, 3
-
-
-def orient_r1_r3(mark: np.ndarray, separated: dict) -> bool:
-    """FCI's R1–R3 on ``mark`` (mark[i, j] is the mark at j) until nothing changes; ``separated`` maps a frozenset
-    {a, c} of known non-adjacent vertices to a separating set. Returns whether anything changed."""
-    changed_any = False
-    p = mark.shape[0]
-    changed = True
-    while changed:
-        changed = False
-        for b in range(p):
-            nb = np.flatnonzero(mark[b] != NONE)
-            for a in nb:
-                if mark[a, b] != ARROW:
-                    continue
-                for c in nb:
-                    if c == a or frozenset((int(a), int(c))) not in separated:
-                        continue
-                    # R1: a *→ b ∘–* c, a and c non-adjacent → b → c
-                    if mark[c, b] == CIRCLE:
-                        mark[c, b] = TAIL
-                        mark[b, c] = ARROW
-                        changed = True
-        for a in range(p):
-            for c in np.flatnonzero(mark[a] == CIRCLE):
-                # R2: a → b *→ c or a *→ b → c, and a *–∘ c → a *→ c
-                for b in np.flatnonzero(mark[a] != NONE):
-                    if b == c or mark[b, c] == NONE:
-                        continue
-                    if (mark[a, b] == ARROW and mark[b, a] == TAIL and mark[b, c] == ARROW) or \
-                       (mark[a, b] == ARROW and mark[b, c] == ARROW and mark[c, b] == TAIL):
-                        mark[a, c] = ARROW
-                        changed = True
-                        break
-        for b in range(p):
-            into = [int(v) for v in np.flatnonzero(mark[:, b] == ARROW)]
-            for a, c in combinations(into, 2):
-                if frozenset((a, c)) not in separated:
-                    continue
-                # R3: a *→ b ←* c, a *–∘ d ∘–* c, a, c non-adjacent, d *–∘ b → d *→ b
-                for d in np.flatnonzero(mark[:, b] == CIRCLE):
-                    if d in (a, c) or mark[d, b] == NONE:
-                        continue
-                    if mark[a, d] == CIRCLE and mark[c, d] == CIRCLE:
-                        mark[d, b] = ARROW
-                        changed = True
-        changed_any |= changed
-    return changed_any
 
 
 class LocalLearner:
@@ -211,7 +169,7 @@ class LocalLearner:
         while waitlist:
             v = waitlist.pop(0)
             self.learn_local(v)
-            orient_r1_r3(self.mark, self.separated)
+            orient(self.mark, self.separated)
             self.done.append(v)
             for w in sorted(self.adj[v]):
                 if w not in self.done and w not in waitlist:

@@ -14,14 +14,18 @@ CATALOGUE = {
                            "about": "a random networkx DAG, latents among nodes with ≥ 2 children, linear Gaussian "
                                     "data, Fisher-z tests; the seed draws structure, latents, data and pairs"},
         "bnlearn-network": {"task": _T, "target": f"{_V}:bnlearn_network",
-                            "about": "a bnlearn structure read from pgmpy's bundled .bif.gz, latents among nodes "
-                                     "with ≥ 2 children, linear Gaussian data, Fisher-z tests"},
+                            "about": "a bnlearn network read from pgmpy's bundled .bif.gz, latents among nodes "
+                                     "with ≥ 2 children; data: gaussian (linear SEM on the structure, Fisher z) or "
+                                     "discrete (the network's own CPDs, G²)"},
     },
     "methods": {
         "locicr": {"task": _T, "target": "implementations.local_causal:LocICR",
                    "about": "LocICR (Li et al., ICML 2025): local structure MB-by-MB, then Theorems 1–3"},
         "fci": {"task": _T, "target": "baselines.causal:GlobalFCI",
                 "about": "global FCI (causal-learn) and the PAG criteria"},
+        "rfci": {"task": _T, "target": "baselines.causal:GlobalRFCI",
+                 "about": "global RFCI (Colombo et al. 2012; implemented here, causal-learn has none) and the PAG "
+                          "criteria"},
         "pc": {"task": _T, "target": "baselines.causal:GlobalPC",
                "about": "global PC (causal-learn; ignores latents) and the same criteria on its CPDAG"},
         "mb-fci": {"task": _T, "target": "baselines.causal:LocalMBFCI",

@@ -133,3 +133,34 @@ def from_causallearn(graph: np.ndarray) -> np.ndarray:
             if i != j and g[i, j] != 0:
                 mark[j, i] = code[int(g[i, j])]  # mark at i lives in mark[j, i]
     return mark
+
+
+def fci_without_selection(data: np.ndarray, test: str, **kwargs):
+    """causal-learn's ``fci`` with its selection-bias rules R5–R7 switched off, returning ``(graph, edges)``.
+
+    causal-learn (0.1.4.8) always applies Zhang's R5–R7, which assume selection variables may exist; this task's
+    models have latents but no selection, where the complete rules are R1–R4 and R8–R10 (Zhang 2008). With the
+    d-separation oracle its R5 still fired on some instances (on the CHILD structure, seed 1, it wrote tail–tail
+    edges, a claim of selection bias, into the ground truth), so both the ground truth and the FCI baselines run
+    without R5–R7. The rules are module-level functions of causal-learn's FCI module; they are swapped for the
+    call's duration and restored after it.
+    """
+    import contextlib
+    import io
+    import warnings
+
+    import causallearn.search.ConstraintBased.FCI as fci_module
+
+    def unchanged(graph, change_flag, verbose=False):
+        return change_flag
+
+    saved = {name: getattr(fci_module, name) for name in ("ruleR5", "ruleR6", "ruleR7")}
+    try:
+        for name in saved:
+            setattr(fci_module, name, unchanged)
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+            warnings.simplefilter("ignore")
+            return fci_module.fci(data, test, verbose=False, show_progress=False, **kwargs)
+    finally:
+        for name, rule in saved.items():
+            setattr(fci_module, name, rule)

@@ -2,17 +2,19 @@
 
 An instance. A DAG over observed and latent variables (a random DAG, or a bnlearn network bundled with pgmpy); the
 latents are drawn among the nodes with at least two children, so each confounds a pair; n samples of a linear
-Gaussian SEM on it (coefficients ±U(0.5, 1), N(0, 1) noise), of which only the observed columns are kept; and
+Gaussian SEM on it (coefficients ±U(0.5, 1), N(0, 1) noise), or, for a bnlearn network with ``data: discrete``,
+n samples from the network's own CPDs (pgmpy's forward sampler), of which only the observed columns are kept; and
 ``pairs`` ordered pairs (X, Y) of distinct observed variables drawn at random. The seed draws all of it.
 
-Ground truth. The true PAG is FCI (causal-learn) run with a d-separation oracle on the full DAG, with the observed
-nodes labelled 0 … p−1 and the latents labelled "L…" so that they are marginalised (causal-learn's ``dag2pag`` is
+Ground truth. The true PAG is FCI (causal-learn, without its selection-bias rules R5–R7) run with a d-separation
+oracle on the full DAG, with the observed nodes labelled 0 … p−1 and the latents labelled "L…" so that they are
+marginalised (causal-learn's ``dag2pag`` is
 not used: the paper note found marks that contradict the DAG's ancestry with latents). Each pair's label is the
 PAG criterion of :func:`harness.tasks.causal.pag.pag_relation`.
 
 Protocol. A method sees the number of variables and the depth cap, and the data only through the task's
-:class:`~harness.tasks.causal.tester.CITester` (Fisher z at level alpha on the sample correlation), which counts
-every distinct test. A ``global`` method gets one tester for all pairs of an instance (it learns one graph and
+:class:`~harness.tasks.causal.tester.CITester` (Fisher z at level alpha on the sample correlation for Gaussian
+data, causal-learn's G² for discrete data), which counts every distinct test. A ``global`` method gets one tester for all pairs of an instance (it learns one graph and
 answers every pair from it; one pair alone would cost as much); a ``local`` method gets a fresh tester per pair. The
 task reports, per pair answered, the CI tests and seconds that answer cost, the weighted F1 over the four relations
 (per-class F1 weighted by the class's count among the true labels) and the accuracy.
@@ -54,7 +56,7 @@ class PairwiseIdentifier(Protocol):
 class Instance:
     dag: Any  # networkx DiGraph: observed nodes 0 … p−1, latents "L<name>"
     latents: tuple[str, ...]
-    corr: np.ndarray
+    corr: np.ndarray | None  # Gaussian data: the sample correlation (Fisher z); None for discrete data
     n: int
     pag: np.ndarray
     pairs: tuple[tuple[int, int], ...]
@@ -62,12 +64,15 @@ class Instance:
     alpha: float
     max_k: int
     names: tuple[str, ...] = field(default=())
+    codes: np.ndarray | None = None  # discrete data: n × p state codes (G²); None for Gaussian data
 
     @property
     def p(self) -> int:
-        return self.corr.shape[0]
+        return self.pag.shape[0]
 
     def tester(self) -> CITester:
+        if self.codes is not None:
+            return CITester("gsq", self.p, self.alpha, n=self.n, data=self.codes)
         return CITester("fisherz", self.p, self.alpha, corr=self.corr, n=self.n)
 
     def oracle(self) -> CITester:
@@ -92,8 +97,8 @@ def random_dag(rng: np.random.Generator, nodes: int, degree: float):
     return g
 
 
-def bnlearn_edges(network: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """The node names and edges of a bnlearn network from the .bif.gz that pgmpy (< 1.3) ships in its package."""
+def _reader(network: str):
+    """pgmpy's BIFReader on the .bif.gz that pgmpy (< 1.3) ships in its package (offline)."""
     from importlib.resources import files
 
     path = files("pgmpy") / "utils" / "example_models" / f"{network}.bif.gz"
@@ -101,20 +106,32 @@ def bnlearn_edges(network: str) -> tuple[tuple[str, ...], tuple[tuple[str, str],
         raise DataError(f"network={network!r}: pgmpy has no bundled {network}.bif.gz here (choose one of {NETWORKS})")
     from pgmpy.readwrite import BIFReader
 
-    text = gzip.decompress(path.read_bytes()).decode()
-    reader = BIFReader(string=text)
+    return BIFReader(string=gzip.decompress(path.read_bytes()).decode())
+
+
+def bnlearn_edges(network: str) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The node names and edges of a bnlearn network from the .bif.gz that pgmpy (< 1.3) ships in its package."""
+    reader = _reader(network)
     nodes = tuple(str(v) for v in reader.variable_names)
     edges = tuple((str(a), str(b)) for a, b in reader.variable_edges)
     return nodes, edges
 
 
 _STRUCTURES: dict[str, tuple] = {}
+_MODELS: dict[str, Any] = {}
 
 
 def _network(network: str):
     if network not in _STRUCTURES:
         _STRUCTURES[network] = bnlearn_edges(network)
     return _STRUCTURES[network]
+
+
+def _model(network: str):
+    """The network with its CPDs (pgmpy DiscreteBayesianNetwork), read once per process."""
+    if network not in _MODELS:
+        _MODELS[network] = _reader(network).get_model()
+    return _MODELS[network]
 
 
 # --------------------------------------------------------------------------- an instance
@@ -142,25 +159,34 @@ def linear_gaussian(rng: np.random.Generator, g, n: int) -> dict:
     return values
 
 
+def discrete_sample(rng: np.random.Generator, model, n: int) -> dict:
+    """n samples from a pgmpy discrete Bayesian network's own CPDs (forward sampling), each column coded 0 … k−1 in
+    the order of the CPD's states; pgmpy's sampler is seeded from ``rng``."""
+    from pgmpy.sampling import BayesianModelSampling
+
+    frame = BayesianModelSampling(model).forward_sample(size=n, seed=int(rng.integers(2**31 - 1)),
+                                                        show_progress=False)
+    out = {}
+    for cpd in model.get_cpds():
+        states = list(cpd.state_names[cpd.variable])
+        index = {s: i for i, s in enumerate(states)}
+        out[str(cpd.variable)] = np.array([index[v] for v in frame[cpd.variable]], dtype=np.int64)
+    return out
+
+
 def true_pag(dag, p: int) -> np.ndarray:
-    """FCI with the d-separation oracle on ``dag`` (observed nodes 0 … p−1, latents labelled otherwise)."""
-    import warnings
+    """FCI with the d-separation oracle on ``dag`` (observed nodes 0 … p−1, latents labelled otherwise), without
+    the selection-bias rules R5–R7 (see :func:`~harness.tasks.causal.pag.fci_without_selection`)."""
+    from harness.tasks.causal.pag import fci_without_selection, from_causallearn
 
-    from causallearn.search.ConstraintBased.FCI import fci
-
-    from harness.tasks.causal.pag import from_causallearn
-
-    import contextlib
-    import io
-
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
-        warnings.simplefilter("ignore")
-        graph, _ = fci(np.zeros((1, p)), "d_separation", true_dag=dag, depth=-1, verbose=False, show_progress=False)
+    graph, _ = fci_without_selection(np.zeros((1, p)), "d_separation", true_dag=dag, depth=-1)
     return from_causallearn(graph.graph)
 
 
 def build_instance(context: Context, g, *, latents: int, samples: int, pairs: int, alpha: float, max_k: int,
-                   names: Sequence[str] | None = None) -> Instance:
+                   names: Sequence[str] | None = None, model=None) -> Instance:
+    """``model``: a pgmpy discrete network on ``g``'s nodes to sample from (G² tests); None for linear Gaussian data
+    (Fisher z)."""
     import networkx as nx
 
     if samples < 10:
@@ -179,9 +205,12 @@ def build_instance(context: Context, g, *, latents: int, samples: int, pairs: in
     relabel = {v: i for i, v in enumerate(observed)}
     relabel.update({v: f"L{v}" for v in hidden})
     dag = nx.relabel_nodes(g, relabel, copy=True)
-    values = linear_gaussian(rng, g, samples)
-    data = np.column_stack([values[v] for v in observed])
-    corr = np.corrcoef(data, rowvar=False)
+    if model is None:
+        values = linear_gaussian(rng, g, samples)
+        corr, codes = np.corrcoef(np.column_stack([values[v] for v in observed]), rowvar=False), None
+    else:
+        values = discrete_sample(rng, model, samples)
+        corr, codes = None, np.column_stack([values[v] for v in observed])
     p = len(observed)
     pag = true_pag(dag, p)
     chosen = []
@@ -191,7 +220,7 @@ def build_instance(context: Context, g, *, latents: int, samples: int, pairs: in
     labels = tuple(pag_relation(pag, x, y) for x, y in chosen)
     label_names = tuple(str(names[v]) if names is not None else str(v) for v in observed)
     return Instance(dag, tuple(relabel[v] for v in hidden), corr, samples, pag, tuple(chosen), labels, alpha, max_k,
-                    label_names)
+                    label_names, codes)
 
 
 def random_network(context: Context, *, nodes: int = 20, degree: float = 2.0, latents: int = 2, samples: int = 1000,
@@ -207,18 +236,22 @@ def random_network(context: Context, *, nodes: int = 20, degree: float = 2.0, la
 
 
 def bnlearn_network(context: Context, *, network: str = "alarm", latents: int = 4, samples: int = 1000,
-                    pairs: int = 20, alpha: float = 0.01, max_k: int = 3) -> Instance:
-    """A bnlearn network's structure (the .bif.gz bundled with pgmpy), linear Gaussian data on it."""
+                    pairs: int = 20, alpha: float = 0.01, max_k: int = 3, data: str = "gaussian") -> Instance:
+    """A bnlearn network's structure (the .bif.gz bundled with pgmpy); ``data: gaussian`` puts a linear Gaussian SEM
+    on it (Fisher z), ``data: discrete`` samples the network's own CPDs (G²)."""
     import networkx as nx
 
     if network not in NETWORKS:
         raise DataError(f"network={network!r}: choose one of {NETWORKS}")
+    if data not in ("gaussian", "discrete"):
+        raise DataError(f"data={data!r}: choose 'gaussian' (linear SEM, Fisher z) or 'discrete' (the CPDs, G²)")
     nodes, edges = _network(network)
     g = nx.DiGraph()
     g.add_nodes_from(nodes)
     g.add_edges_from(edges)
+    model = _model(network) if data == "discrete" else None
     return build_instance(context, g, latents=latents, samples=samples, pairs=pairs, alpha=alpha, max_k=max_k,
-                          names=None)
+                          names=None, model=model)
 
 
 # --------------------------------------------------------------------------- scores
@@ -239,7 +272,7 @@ def weighted_f1(truth: Sequence[int], predicted: Sequence[int]) -> float:
 
 class PairwiseTask(Task):
     name = "causal.pairwise"
-    version = "1"
+    version = "2"  # 2: ground truth without causal-learn's R5–R7; discrete data (G²)
     metrics = ("weighted_f1", "accuracy", "ci_tests", "log_ci_tests", "seconds")
     protocol = PairwiseIdentifier
     framework = None

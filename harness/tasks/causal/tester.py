@@ -14,20 +14,28 @@ class CITester:
     """``independent(a, b, cond)`` and ``pvalue(a, b, cond)`` over observed variables 0 … p−1.
 
     kind ``fisherz``: Fisher's z on the partial correlation, computed from the sample correlation matrix, with n
-    samples, at level ``alpha``; kind ``oracle``: d-separation in the true DAG with latents (p-value 1 or 0).
+    samples, at level ``alpha``; kind ``gsq``: causal-learn's G² test on ``data`` (n × p, discrete states coded
+    0, 1, …), whose degrees of freedom drop the empty rows and columns of each stratum; kind ``oracle``:
+    d-separation in the true DAG with latents (p-value 1 or 0).
     """
 
-    def __init__(self, kind: str, p: int, alpha: float, corr: np.ndarray | None = None, n: int = 0, dag=None):
-        if kind not in ("fisherz", "oracle"):
-            raise ValueError(f"CITester: unknown kind {kind!r}; expected 'fisherz' or 'oracle'")
+    KINDS = ("fisherz", "gsq", "oracle")
+
+    def __init__(self, kind: str, p: int, alpha: float, corr: np.ndarray | None = None, n: int = 0, dag=None,
+                 data: np.ndarray | None = None):
+        if kind not in self.KINDS:
+            raise ValueError(f"CITester: unknown kind {kind!r}; expected one of {self.KINDS}")
+        if kind == "gsq" and (data is None or data.shape[1] != p):
+            raise ValueError(f"CITester: kind 'gsq' needs data with {p} columns")
         self.kind, self.p, self.alpha = kind, p, alpha
-        self.corr, self.n, self.dag = corr, n, dag
+        self.corr, self.n, self.dag, self.data = corr, n, dag, data
         self.count = 0
         self._cache: dict[tuple, float] = {}
+        self._gsq = None  # causal-learn's test object, built on first use; one per tester, so no cache is shared
 
     def fresh(self) -> "CITester":
         """The same test on the same data, with an empty cache and a zero count."""
-        return CITester(self.kind, self.p, self.alpha, self.corr, self.n, self.dag)
+        return CITester(self.kind, self.p, self.alpha, self.corr, self.n, self.dag, self.data)
 
     def pvalue(self, a: int, b: int, cond=()) -> float:
         a, b = int(a), int(b)
@@ -39,12 +47,24 @@ class CITester:
         if hit is not None:
             return hit
         self.count += 1
-        value = self._oracle(a, b, cond) if self.kind == "oracle" else fisher_z_pvalue(self.corr, self.n, a, b, cond)
+        if self.kind == "oracle":
+            value = self._oracle(a, b, cond)
+        elif self.kind == "gsq":
+            value = self._g_squared(a, b, cond)
+        else:
+            value = fisher_z_pvalue(self.corr, self.n, a, b, cond)
         self._cache[key] = value
         return value
 
     def independent(self, a: int, b: int, cond=()) -> bool:
         return self.pvalue(a, b, cond) > self.alpha
+
+    def _g_squared(self, a: int, b: int, cond: frozenset) -> float:
+        if self._gsq is None:
+            from causallearn.utils.cit import CIT
+
+            self._gsq = CIT(self.data, "gsq")
+        return float(self._gsq(a, b, sorted(cond)))
 
     def _oracle(self, a: int, b: int, cond: frozenset) -> float:
         import networkx as nx

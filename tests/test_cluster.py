@@ -61,6 +61,7 @@ def test_cells_of_a_group_share_a_job_and_small_groups_are_packed(tmp_path):
     assert len(auto._pack(list(range(875)))) == 7  # what is left once a job went out: jobs of the same size
 
 
+@pytest.mark.slow  # 10 s: .ci/run runs it (-m slow -k cluster)
 def test_a_job_past_its_time_limit_is_requeued_and_skips_the_cells_it_finished(toy_env, tmp_path):
     """submitit warns the job before its limit; the job checkpoints, is requeued, and finishes the rest."""
     import submitit

@@ -55,7 +55,7 @@ def device_class(description: str | None) -> str | None:
 def classes_apart(rows) -> bool:
     """Whether result rows span more than one device class: then a leaderboard shows a row per (method, class)
     and a claim pairs cells only within one class (a GPU's time is never compared with a CPU's)."""
-    return len({device_class(r.get("device")) for r in rows} - {None}) > 1
+    return len({device_class(d) for d in {r.get("device") for r in rows}} - {None}) > 1  # each distinct device once
 
 
 def usable_cpus() -> int:

@@ -116,8 +116,8 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     meta = yaml.safe_load((folder / "spec.yaml").read_text())
-    current = newest_code_only([r for r in read_cells(folder) if r.get("spec_hash") == meta["spec_hash"]
-                                and r.get("split") == "test"])
+    spec_hash = meta["spec_hash"]
+    current = newest_code_only([r for r in read_cells(folder) if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
     latest: dict[tuple, dict] = {}
     for row in current:
@@ -754,6 +754,13 @@ class CurveLine:
 def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
     """(dataset, curve name) → (x label, y label, one line per method), from the rows' ``curves``. A method's seeds
     are averaged where their x values agree with its first seed's; seeds measured at other x are left out."""
+    if "_curve_panels" in board.__dict__:  # the page asks three times
+        return board.__dict__["_curve_panels"]
+    board.__dict__["_curve_panels"] = panels = _curve_panels(board)
+    return panels
+
+
+def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
     method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
     dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
     found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
@@ -766,7 +773,8 @@ def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cur
             found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
             labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
     panels = {}
-    for key in sorted(found, key=lambda k: (dataset_order.index(k[0]) if k[0] in dataset_order else len(dataset_order), k)):
+    place = {d: i for i, d in reversed(list(enumerate(dataset_order)))}
+    for key in sorted(found, key=lambda k: (place.get(k[0], len(dataset_order)), k)):
         lines = []
         for method, device in sorted(found[key], key=lambda m: (method_order.index(m[0]) if m[0] in method_order
                                                                 else len(method_order), m[1] or "")):

@@ -211,6 +211,7 @@ def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
 
 _CELL_FIELDS = ("spec_hash", "code", "device", "kind", "metrics", "error", "git_commit", "versions", "task_version",
                 "curves", "dataset_params")  # besides RECORD_FIELDS: what a leaderboard or a claim reads
+_SHARED_FIELDS = ("code", "versions")  # the same few values on every row: decoded once each, shared (read_cells)
 _CHUNK = 32 << 20  # bytes of runs.jsonl decoded at once
 _decoders: dict[str, Any] = {}
 
@@ -228,13 +229,24 @@ def _cell_decoder():
             value = getattr(self, name)
             return default if value is None else value
 
-        fields = [(name, Any) for name in RECORD_FIELDS] + [(name, Any, None) for name in _CELL_FIELDS]
+        fields = [(name, Any) for name in RECORD_FIELDS] + [
+            (name, msgspec.Raw if name in _SHARED_FIELDS else Any, None) for name in _CELL_FIELDS]
         # row["x"] is the attribute lookup itself (a C slot, no Python frame: it runs millions of times)
         cell = msgspec.defstruct("CellRecord", fields, gc=False, module=__name__,
                                  namespace={"__getitem__": object.__getattribute__, "get": get})
         _decoders["cell"] = msgspec.json.Decoder(cell)
         _decoders["type"] = cell
     return _decoders["cell"]
+
+
+def _shared(shared: dict[bytes, Any], raw) -> Any:
+    """The one decoded object of a raw JSON value (``code``, ``versions``) that many rows repeat."""
+    import msgspec
+
+    text = bytes(raw)
+    if text not in shared:
+        shared[text] = msgspec.json.decode(text)
+    return shared[text]
 
 
 def read_cells(folder: Path) -> Iterator[Any]:
@@ -254,6 +266,8 @@ def read_cells(folder: Path) -> Iterator[Any]:
     if not path.exists():
         return
     decoder = _cell_decoder()
+    shared: dict[bytes, Any] = {}
+    last_code = last_versions = (None, None)  # the previous row's raw value and its shared object
     first = 1  # the line number of the chunk's first line
     collecting = gc.isenabled()
     gc.disable()  # a million new containers would start as many collections; Structs hold no cycle
@@ -283,6 +297,17 @@ def read_cells(folder: Path) -> Iterator[Any]:
                             _report(path, number, "not a cell record (expected a JSON object with "
                                                   f"{', '.join(RECORD_FIELDS)})")
                 first += lines
+                for cell in cells:  # a million rows hold a few distinct code and versions objects, not a million
+                    raw = cell.code
+                    if raw is not None:
+                        if raw != last_code[0]:
+                            last_code = (raw, _shared(shared, raw))
+                        cell.code = last_code[1]
+                    raw = cell.versions
+                    if raw is not None:
+                        if raw != last_versions[0]:
+                            last_versions = (raw, _shared(shared, raw))
+                        cell.versions = last_versions[1]
                 yield from cells
     finally:
         if collecting:

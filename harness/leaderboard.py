@@ -33,7 +33,7 @@ from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
-from harness.store import newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
+from harness.store import load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
@@ -110,12 +110,10 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
     device was chosen) gives way to its cell's rows on a device.
     """
-    import yaml
-
     folder = Path(folder)
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
-    meta = yaml.safe_load((folder / "spec.yaml").read_text())
+    meta = load_yaml((folder / "spec.yaml").read_text())
     spec_hash = meta["spec_hash"]
     current = newest_code_only([r for r in read_cells(folder) if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
@@ -557,7 +555,14 @@ def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
 
 
 def page_blocks(board: Board) -> list:
-    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write."""
+    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write (computed once per
+    board: read-only tuples and tables)."""
+    if "_page_blocks" not in board.__dict__:
+        board.__dict__["_page_blocks"] = _page_blocks(board)
+    return board.__dict__["_page_blocks"]
+
+
+def _page_blocks(board: Board) -> list:
     spec = board.spec
     blocks: list = [("h1", spec["title"]), ("p", f"Leaderboard of `{spec['name']}` — {board.meta['profile']} profile.")]
     if spec.get("description"):

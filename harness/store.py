@@ -323,6 +323,13 @@ def _report(path: Path, number: int, what: str) -> None:
               f"to {DAMAGED_FILE})", file=sys.stderr)
 
 
+def load_yaml(text: str) -> Any:
+    """``yaml.safe_load`` through libyaml where PyYAML has it: a 16,667-dataset spec.yaml in 1 s instead of 11 s."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def newest_code_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows whose code (task, dataset and method fingerprints) is that of the method's newest row.
 

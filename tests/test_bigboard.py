@@ -112,18 +112,22 @@ def test_batched_intervals_are_scipys_bit_for_bit():
         means_and_half_widths([[1.0], []])
 
 
-def test_many_datasets_get_one_rank_summary_panel_not_one_panel_each(tmp_path):
-    """Beyond PANEL_LIMIT datasets the figure is one panel, a box of ranks per method, which still names them all."""
-    import matplotlib.pyplot as plt
-
+def _synthetic(tmp_path, datasets: int):
+    """benchmarks/synthetic_runs.py's folder: ``datasets`` × 6 methods × 3 seeds."""
     import importlib.util
 
     # the file alone: the benchmarks package's __init__ would set thread variables in this process
     found = importlib.util.spec_from_file_location("synthetic_runs", ROOT / "benchmarks" / "synthetic_runs.py")
     synthetic = importlib.util.module_from_spec(found)
     found.loader.exec_module(synthetic)
-    write_folder = synthetic.write_folder
-    folder = write_folder(tmp_path / "many", rows=(PANEL_LIMIT + 2) * 6 * 3, seeds=3)
+    return synthetic.write_folder(tmp_path / "many", rows=datasets * 6 * 3, seeds=3)
+
+
+def test_many_datasets_get_one_rank_summary_panel_not_one_panel_each(tmp_path):
+    """Beyond PANEL_LIMIT datasets the figure is one panel, a box of ranks per method, which still names them all."""
+    import matplotlib.pyplot as plt
+
+    folder = _synthetic(tmp_path, datasets=PANEL_LIMIT + 2)
     board = compute(folder)
     assert len(board.tables) == PANEL_LIMIT + 2
     fig = plot_figure(board)
@@ -135,3 +139,25 @@ def test_many_datasets_get_one_rank_summary_panel_not_one_panel_each(tmp_path):
     assert len(labels) == len(methods) == 6 and all(label.split(" (")[0] in methods for label in labels)
     assert "rank over" in axes[0].get_title()
     assert render_csv(board).count("\n") == 1 + (PANEL_LIMIT + 2) * 6
+
+
+def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_says_so(tmp_path):
+    """Every (dataset, curve) keeps its table on the page; the figure shows the first PANEL_LIMIT of them."""
+    import matplotlib.pyplot as plt
+
+    from harness.leaderboard import curve_panels, plot_curves
+
+    folder = _synthetic(tmp_path, datasets=PANEL_LIMIT + 2)
+    path = folder / "runs.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["curves"] = {"loss": {"x": [1.0, 2.0, 3.0], "y": [3.0 + row["seed"], 2.0, 1.0]}}
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    board = compute(folder)
+    assert len(curve_panels(board)) == PANEL_LIMIT + 2
+    fig = plot_curves(board)
+    drawn = [ax for ax in fig.axes if ax.get_visible()]
+    title = fig._suptitle.get_text()
+    plt.close(fig)
+    assert len(drawn) == PANEL_LIMIT
+    assert f"the first {PANEL_LIMIT} of {PANEL_LIMIT + 2} panels" in title

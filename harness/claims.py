@@ -163,10 +163,12 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
     wanted = set(claim.get("datasets") or ()) or None
     apart = classes_apart(rows)
     by_cell: dict[tuple[str, int, str, str], float] = {}
+    metric, pair = claim["metric"], (claim.get("better"), claim.get("than"))  # only these two methods' rows count
     for row in rows:
-        if row["status"] == "ok" and claim["metric"] in row["metrics"] and (wanted is None or row["dataset"] in wanted):
+        if row["method"] in pair and row["status"] == "ok" and metric in row["metrics"] and (
+                wanted is None or row["dataset"] in wanted):
             device = (device_class(row.get("device")) or "") if apart else ""
-            by_cell[(row["dataset"], row["seed"], device, row["method"])] = row["metrics"][claim["metric"]]
+            by_cell[(row["dataset"], row["seed"], device, row["method"])] = row["metrics"][metric]
     by_class: dict[tuple[str, int], list[float]] = {}
     for (dataset, seed, device, method), value in sorted(by_cell.items()):
         if method == claim["better"] and (dataset, seed, device, claim["than"]) in by_cell:

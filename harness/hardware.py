@@ -4,6 +4,7 @@ Framework-neutral: nothing here imports torch (see :mod:`harness.frameworks`).
 """
 from __future__ import annotations
 
+import operator
 import os
 import platform
 import subprocess
@@ -52,10 +53,17 @@ def device_class(description: str | None) -> str | None:
     return _WORKER_NOTE.sub("", description.strip()) or description.strip()
 
 
+_DEVICE = operator.attrgetter("device")
+
+
 def classes_apart(rows) -> bool:
     """Whether result rows span more than one device class: then a leaderboard shows a row per (method, class)
     and a claim pairs cells only within one class (a GPU's time is never compared with a CPU's)."""
-    return len({device_class(r.get("device")) for r in rows} - {None}) > 1
+    try:
+        devices = set(map(_DEVICE, rows))  # the Structs of harness.store.read_cells: no Python call per row
+    except AttributeError:
+        devices = {r.get("device") for r in rows}  # dicts
+    return len({device_class(d) for d in devices} - {None}) > 1
 
 
 def usable_cpus() -> int:

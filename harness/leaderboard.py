@@ -32,8 +32,8 @@ from typing import Any
 from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
-from harness.stats import FLOAT_NOISE, mean_and_half_width
-from harness.store import newest_code_only, read_runs, read_skipped_datasets, read_tuning_summaries, write_atomic
+from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
+from harness.store import load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
@@ -110,14 +110,12 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
     device was chosen) gives way to its cell's rows on a device.
     """
-    import yaml
-
     folder = Path(folder)
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
-    meta = yaml.safe_load((folder / "spec.yaml").read_text())
-    current = newest_code_only([r for r in read_runs(folder) if r.get("spec_hash") == meta["spec_hash"]
-                                and r.get("split") == "test"])
+    meta = load_yaml((folder / "spec.yaml").read_text())
+    spec_hash = meta["spec_hash"]
+    current = newest_code_only([r for r in read_cells(folder) if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
     latest: dict[tuple, dict] = {}
     for row in current:
@@ -145,13 +143,20 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
     apart = classes_apart(rows)
     for row in rows:
         groups.setdefault((row["dataset"], row["method"], row_class(row, apart)), []).append(row)
-    for (dataset, method, device), group in groups.items():
+    samples: list[list[float]] = []  # every (group, metric)'s values, summarised together below
+    wanted: list[list[tuple[str, int]]] = []
+    for group in groups.values():
         ok = [r for r in group if r["status"] == "ok"]
-        cells = {}
+        wanted.append([])
         for name in spec["metrics"]["report"]:
             values = [r["metrics"][name] for r in ok if name in r["metrics"]]
             if values:
-                cells[name] = summarise(values)
+                wanted[-1].append((name, len(samples)))
+                samples.append(values)
+    summaries = means_and_half_widths(samples)
+    for ((dataset, method, device), group), named in zip(groups.items(), wanted):
+        ok = [r for r in group if r["status"] == "ok"]
+        cells = {name: Cell(*summaries[i], len(samples[i])) for name, i in named}
         skipped = [r for r in group if r["status"] == "skipped"]
         tables.setdefault(dataset, []).append(Row(
             dataset, method, group[0]["kind"], cells, len(ok),
@@ -177,7 +182,8 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
             best = group[0].metrics.get(primary)
             for row in group[1:]:
                 row.tied = best is not None and row.rank > 0 and row.metrics[primary].overlaps(best)
-    return {d: tables[d] for d in sorted(tables, key=lambda d: dataset_order.index(d) if d in dataset_order else 1e9)}
+    place = {d: i for i, d in reversed(list(enumerate(dataset_order)))}  # a dict: 10k datasets sort in linear time
+    return {d: tables[d] for d in sorted(tables, key=lambda d: place.get(d, 1e9))}
 
 
 def by_device_class(table: list[Row]) -> list[list[Row]]:
@@ -261,6 +267,11 @@ class Board:
     @property
     def primary(self) -> str:
         return self.spec["metrics"]["primary"]
+
+    @cached_property
+    def dataset_entries(self) -> dict[str, dict[str, Any]]:
+        """The spec's dataset entries by id."""
+        return {d.get("id", d["name"]): d for d in self.spec["datasets"]}
 
     @cached_property
     def at_chance(self) -> list[str]:
@@ -495,7 +506,7 @@ def _tuning_blocks(board: Board) -> list:
 def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
     spec, metrics, primary = board.spec, board.metrics, board.primary
     report = spec["metrics"]["report"]
-    entry = {d.get("id", d["name"]): d for d in spec["datasets"]}.get(dataset, {})
+    entry = board.dataset_entries.get(dataset, {})
     params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
     levels = board.chance.get(dataset, {})
     shown = sorted((m for m in levels if m in metrics), key=lambda m: report.index(m) if m in report else len(report))
@@ -544,7 +555,14 @@ def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
 
 
 def page_blocks(board: Board) -> list:
-    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write."""
+    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write (computed once per
+    board: read-only tuples and tables)."""
+    if "_page_blocks" not in board.__dict__:
+        board.__dict__["_page_blocks"] = _page_blocks(board)
+    return board.__dict__["_page_blocks"]
+
+
+def _page_blocks(board: Board) -> list:
     spec = board.spec
     blocks: list = [("h1", spec["title"]), ("p", f"Leaderboard of `{spec['name']}` — {board.meta['profile']} profile.")]
     if spec.get("description"):
@@ -622,11 +640,18 @@ def render_csv(board: Board) -> str:
 
 
 PANEL_COLUMNS = 4
+PANEL_LIMIT = 48  # datasets (or curve panels) one figure shows panel by panel; beyond, a summary (see plot_figure)
 
 
 def plot_figure(board: Board):
     """The primary metric per method: one panel per dataset, each on its own y-axis, with 95% intervals and the
-    chance level (a dashed line, or a note at the edge where a line would squash the panel's scale)."""
+    chance level (a dashed line, or a note at the edge where a line would squash the panel's scale).
+
+    Beyond :data:`PANEL_LIMIT` datasets, panels would be unreadable and slow (8 s for 3,000): one panel instead,
+    the distribution of each method's rank over the ranked datasets (:func:`plot_rank_summary`).
+    """
+    if len(board.tables) > PANEL_LIMIT:
+        return plot_rank_summary(board)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -683,6 +708,38 @@ def plot_figure(board: Board):
     return fig
 
 
+def plot_rank_summary(board: Board):
+    """One panel for a folder of many datasets: per method (label), a box plot of its rank on the primary metric
+    over the datasets where it was ranked (box: quartiles, whiskers: 5th and 95th percentiles, a dot: the mean)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    ranks: dict[str, list[int]] = {}
+    for table in board.tables.values():
+        for row in table:
+            ranks.setdefault(row.label, [])
+            if row.rank:
+                ranks[row.label].append(row.rank)
+    methods = list(ranks)
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(methods) + 2.0))
+    shown = [m for m in methods if ranks[m]]
+    if shown:
+        ax.boxplot([ranks[m] for m in shown], orientation="horizontal", whis=(5, 95), showfliers=False,
+                   showmeans=True, meanprops={"marker": "o", "markerfacecolor": "C1", "markeredgecolor": "C1"})
+        ax.set_yticks(range(1, len(shown) + 1), [f"{m} ({len(ranks[m])})" for m in shown], fontsize="small")
+        ax.invert_yaxis()
+    ax.set_xlabel(f"rank by {board.primary} {board.metrics[board.primary].arrow} (1 = best)")
+    ax.grid(axis="x", alpha=0.3)
+    ranked = sum(any(row.rank for row in table) for table in board.tables.values())
+    ax.set_title(f"{board.spec['name']} ({board.meta['profile']}): each method's rank over {ranked} ranked of "
+                 f"{len(board.tables)} datasets (in brackets: datasets where it was ranked); box: quartiles, "
+                 f"whiskers: 5th-95th percentile, dot: mean", fontsize="small", wrap=True)
+    fig.tight_layout()
+    return fig
+
+
 CURVES_SVG = "curves.svg"
 CURVE_TABLE_POINTS = 8  # the page's table of a curve shows at most this many x values
 
@@ -702,6 +759,13 @@ class CurveLine:
 def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
     """(dataset, curve name) → (x label, y label, one line per method), from the rows' ``curves``. A method's seeds
     are averaged where their x values agree with its first seed's; seeds measured at other x are left out."""
+    if "_curve_panels" in board.__dict__:  # the page asks three times
+        return board.__dict__["_curve_panels"]
+    board.__dict__["_curve_panels"] = panels = _curve_panels(board)
+    return panels
+
+
+def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
     method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
     dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
     found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
@@ -714,7 +778,8 @@ def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cur
             found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
             labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
     panels = {}
-    for key in sorted(found, key=lambda k: (dataset_order.index(k[0]) if k[0] in dataset_order else len(dataset_order), k)):
+    place = {d: i for i, d in reversed(list(enumerate(dataset_order)))}
+    for key in sorted(found, key=lambda k: (place.get(k[0], len(dataset_order)), k)):
         lines = []
         for method, device in sorted(found[key], key=lambda m: (method_order.index(m[0]) if m[0] in method_order
                                                                 else len(method_order), m[1] or "")):
@@ -769,6 +834,9 @@ def plot_curves(board: Board):
     from matplotlib.lines import Line2D
 
     panels = curve_panels(board)
+    total = len(panels)
+    if total > PANEL_LIMIT:  # the first panels, in the page's order; every panel's table is on the page
+        panels = dict(list(panels.items())[:PANEL_LIMIT])
     methods = list(dict.fromkeys(line.method for _, _, lines in panels.values() for line in lines))
     # up to 20 distinct colours (tab20), then the same colours dash-dotted and dotted: 60 methods stay apart
     palette = matplotlib.colormaps["tab20"].colors if len(methods) > 10 else [f"C{i}" for i in range(10)]
@@ -804,8 +872,9 @@ def plot_curves(board: Board):
     if theory_drawn:
         handles.append(Line2D([], [], color="0.35", linestyle="--", linewidth=1, label="theory (method's colour)"))
     fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), fontsize="small", frameon=False)
-    fig.suptitle(f"{board.spec['name']} ({board.meta['profile']}): measured curves, mean and 95% band over seeds",
-                 fontsize="medium")
+    fig.suptitle(f"{board.spec['name']} ({board.meta['profile']}): measured curves, mean and 95% band over seeds"
+                 + (f" (the first {len(panels)} of {total} panels; each one's table is on the page)"
+                    if total > len(panels) else ""), fontsize="medium")
     fig.tight_layout(rect=(0, (0.25 * math.ceil(len(handles) / 4) + 0.1) / fig.get_figheight(), 1, 1))
     return fig
 
@@ -887,6 +956,8 @@ def _html_table(table: Table) -> str:
 
 def _inline(text: str) -> str:
     text = html.escape(text)
+    if "*" not in text and "`" not in text:
+        return text  # most table cells: nothing to mark up
     text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
     return re.sub(r"`(.+?)`", r"<code>\1</code>", text)
 

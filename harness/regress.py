@@ -134,9 +134,9 @@ def spec_folders(root: Path) -> dict[str, Path]:
 
 
 def read_spec_folder(folder: Path) -> SpecFolder:
-    import yaml
+    from harness.store import load_yaml
 
-    meta = yaml.safe_load((folder / "spec.yaml").read_text())
+    meta = load_yaml((folder / "spec.yaml").read_text())
     spec = meta["spec"]
     rows: dict[tuple[str, str], dict[str, str]] = {}
     board = folder / "leaderboard.csv"

@@ -37,19 +37,71 @@ def no_spread(values: Sequence[float]) -> bool:
 
 def mean_and_half_width(values: Sequence[float], confidence: float = CONFIDENCE) -> tuple[float, float | None]:
     """The mean and the half-width of its two-sided t-interval; ``None`` with one value, 0.0 with no spread."""
-    import numpy as np
-    from scipy import stats
-
-    data = np.asarray(values, dtype=float)
-    if data.size == 0:
+    if len(values) == 0:
         raise ValueError("no values to summarise")
-    if data.size < 2:
-        return float(data[0]), None
-    if no_spread(values):
-        return _constant(data), 0.0
-    with _nearly_equal_is_fine():
-        low, high = stats.ttest_1samp(data, 0.0).confidence_interval(confidence)
-    return float(data.mean()), float(high - low) / 2
+    return means_and_half_widths([values], confidence)[0]
+
+
+def means_and_half_widths(samples: Sequence[Sequence[float]],
+                          confidence: float = CONFIDENCE) -> list[tuple[float, float | None]]:
+    """:func:`mean_and_half_width` of each sample, computed for all samples of one size at once.
+
+    The floats are those of ``scipy.stats.ttest_1samp(values, 0).confidence_interval(confidence)``
+    bit for bit (the same numpy operations in the same order: mean, second central moment times
+    n/(n-1), standard error, the t quantiles from ``scipy.special.stdtrit``, low and high, their
+    half difference), without its per-call cost (about 1 ms, 8 s for the 7,000 summaries of a
+    10k-row folder); a sample's mean reduced along a row of a 2-D array is its 1-D mean.
+    """
+    import numpy as np
+
+    out: list[tuple[float, float | None] | None] = [None] * len(samples)
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(samples):
+        if len(values) == 0:
+            raise ValueError("no values to summarise")
+        by_size.setdefault(len(values), []).append(i)
+    for size, indices in by_size.items():
+        data = np.array([samples[i] for i in indices], dtype=float).reshape(len(indices), size)
+        if size < 2:
+            for k, i in enumerate(indices):
+                out[i] = (float(data[k, 0]), None)
+            continue
+        low_values, high_values = data.min(axis=1), data.max(axis=1)
+        scale = np.maximum(1.0, np.maximum(np.abs(low_values), np.abs(high_values)))
+        flat = high_values - low_values <= FLOAT_NOISE * scale
+        mean = data.mean(axis=1)
+        spread = ~flat
+        if spread.any():
+            rows = data[spread]
+            centre = rows.mean(axis=1, keepdims=True)
+            n = np.float64(size)
+            variance = ((rows - centre) ** 2).mean(axis=1) * (n / (n - 1))
+            error = np.sqrt(variance / n)
+            q_low, q_high = _t_quantiles(size - 1, confidence)
+            half = ((q_high * error + centre[:, 0]) - (q_low * error + centre[:, 0])) / 2
+        spread_at = iter(half.tolist() if spread.any() else [])
+        for k, i in enumerate(indices):
+            if flat[k]:
+                out[i] = (float(data[k, 0]) if low_values[k] == high_values[k] else float(mean[k]), 0.0)
+            else:
+                out[i] = (float(mean[k]), float(next(spread_at)))
+    return out  # type: ignore[return-value]
+
+
+_quantiles: dict[tuple[int, float], tuple] = {}
+
+
+def _t_quantiles(df: int, confidence: float):
+    """The two-sided t quantiles scipy's confidence interval uses (same float tail probabilities)."""
+    if (df, confidence) not in _quantiles:
+        import numpy as np
+        from scipy import special
+
+        level = np.asarray(confidence, dtype=np.float64)
+        tail = (1 - level) / 2
+        low, high = special.stdtrit(np.float64(df), np.stack((tail, 1 - tail)))
+        _quantiles[(df, confidence)] = (np.float64(low), np.float64(high))
+    return _quantiles[(df, confidence)]
 
 
 def _constant(data) -> float:

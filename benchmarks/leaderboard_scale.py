@@ -1,0 +1,39 @@
+"""``harness leaderboard`` on a 100k-row results folder: its time and its peak memory (issue 15).
+
+The folder is :mod:`benchmarks.synthetic_runs`'s (1,667 datasets × 6 methods × 10 seeds, the shape of
+``results/quick/tight-sgp``), written once per benchmark environment by ``setup_cache``. What is timed
+is the whole rebuild of its pages: reading runs.jsonl, the tables and claims, the Markdown, CSV and HTML
+with its figure. Before msgspec's reader and the batched intervals, ``harness leaderboard`` on this folder took
+171 s and 2.7 GiB on the 2-core project machine (4.5 s and 0.35 GiB after); a return of the dict reader, of one
+scipy t-test per cell or of a panel per dataset shows here.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+ROWS = 100_000
+
+
+class Leaderboard100k:
+    """Wall time (the work reads and writes files) and peak RSS of one ``write_leaderboard`` of 100k rows."""
+
+    version = "1"
+    number = 1
+    repeat = (2, 5, 60.0)
+    timeout = 600
+
+    def setup_cache(self):
+        from benchmarks.synthetic_runs import write_folder
+
+        # asv runs setup_cache in its own cache folder (the working directory) and removes it afterwards
+        return str(write_folder(Path("board").resolve(), ROWS))
+
+    def time_leaderboard(self, folder):
+        from harness.leaderboard import write_leaderboard
+
+        write_leaderboard(Path(folder))
+
+    def peakmem_leaderboard(self, folder):
+        from harness.leaderboard import write_leaderboard
+
+        write_leaderboard(Path(folder))

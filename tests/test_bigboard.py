@@ -1,0 +1,163 @@
+"""The leaderboard's fast path (issue 15): msgspec's reader, the batched t-intervals and the many-dataset plot
+give what the dict reader, scipy's t-test and the per-dataset panels gave. Speed itself is asv's
+(benchmarks/leaderboard_scale.py), never a test's."""
+from __future__ import annotations
+
+import json
+import random
+import shutil
+
+import numpy as np
+import pytest
+
+from conftest import ROOT
+from harness import store
+from harness.leaderboard import PANEL_LIMIT, compute, plot_figure, render_csv, write_leaderboard
+from harness.stats import _constant, _nearly_equal_is_fine, mean_and_half_width, means_and_half_widths, no_spread
+from harness.store import RECORD_FIELDS, read_cells, read_runs
+
+QUICK = sorted(p.parent for p in (ROOT / "results" / "quick").glob("*/runs.jsonl"))
+PAGES = ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json", "curves.svg")
+
+
+def fields(row) -> dict:
+    """The fields :func:`read_cells` keeps, as the dict reader has them (absent: None)."""
+    return {name: row.get(name) for name in (*RECORD_FIELDS, *store._CELL_FIELDS)}
+
+
+@pytest.mark.parametrize("folder", QUICK, ids=lambda p: p.name)
+def test_the_fast_reader_gives_the_dict_readers_rows_on_every_committed_folder(folder):
+    cells = list(read_cells(folder))
+    rows = list(read_runs(folder))
+    assert len(cells) == len(rows) > 0
+    assert [fields(c) for c in cells] == [fields(r) for r in rows]
+    assert all(c["metrics"] == r["metrics"] and c["status"] == r["status"] for c, r in zip(cells, rows))
+
+
+@pytest.mark.parametrize("folder", QUICK, ids=lambda p: p.name)
+def test_every_committed_quick_page_rebuilds_byte_for_byte(folder, tmp_path):
+    """The committed pages were written by the dict reader and scipy's t-test: the fast path writes the same bytes."""
+    copy = tmp_path / folder.name
+    shutil.copytree(folder, copy)
+    write_leaderboard(copy)
+    for name in PAGES:
+        assert (copy / name).exists() == (folder / name).exists(), name
+        if (folder / name).exists():
+            assert (copy / name).read_bytes() == (folder / name).read_bytes(), name
+
+
+def _row(i: int) -> bytes:
+    return (json.dumps({"key": f"k{i}", "status": "ok", "dataset": "d", "method": "m", "seed": i, "split": "test",
+                        "metrics": {"x": float(i)}, "params": {"deep": [1, {"a": None}]}}) + "\n").encode()
+
+
+@pytest.mark.parametrize("chunk", [64, 1 << 20], ids=["many-chunks", "one-chunk"])
+def test_damaged_lines_are_skipped_and_reported_once_with_their_line_number(tmp_path, capsys, monkeypatch, chunk):
+    """Bad JSON, a blank line, bytes that are not UTF-8, a JSON list, a record without ``seed``: each is reported
+    once with its line number, the rows around it kept in order; a last line without its newline is left alone,
+    in chunks that split lines anywhere as in one chunk."""
+    monkeypatch.setattr(store, "_CHUNK", chunk)
+    folder = tmp_path / "f"
+    folder.mkdir()
+    no_seed = json.dumps({"key": "x", "status": "ok", "dataset": "d", "method": "m", "split": "test"}).encode() + b"\n"
+    lines = [_row(0), b"{not json\n", _row(1), b"\n", b"\xff\xfe garbage\n", _row(2), b"[1, 2]\n", no_seed, _row(3)]
+    (folder / "runs.jsonl").write_bytes(b"".join(lines) + _row(4)[:-1])
+    store._reported.clear()
+    cells = list(read_cells(folder))
+    err = capsys.readouterr().err
+    assert [c["seed"] for c in cells] == [0, 1, 2, 3]
+    assert [c["metrics"]["x"] for c in cells] == [0.0, 1.0, 2.0, 3.0]
+    damaged = [int(line.split(":")[1]) for line in err.splitlines()]
+    assert damaged == [2, 4, 5, 7, 8]
+    assert "not a cell record" in err and "harness repair" in err
+    list(read_cells(folder))  # read again: reported once
+    assert capsys.readouterr().err == ""
+    store._reported.clear()
+    assert [r["seed"] for r in read_runs(folder)] == [0, 1, 2, 3]  # the dict reader agrees
+    assert [int(line.split(":")[1]) for line in capsys.readouterr().err.splitlines()] == damaged
+
+
+def _scipy(values):
+    """The t-interval as :func:`harness.stats.mean_and_half_width` computed it before it was batched."""
+    from scipy import stats
+
+    data = np.asarray(values, dtype=float)
+    if data.size < 2:
+        return float(data[0]), None
+    if no_spread(values):
+        return _constant(data), 0.0
+    with _nearly_equal_is_fine():
+        low, high = stats.ttest_1samp(data, 0.0).confidence_interval(0.95)
+    return float(data.mean()), float(high - low) / 2
+
+
+def test_batched_intervals_are_scipys_bit_for_bit():
+    draw = random.Random(15)
+    samples = []
+    for _ in range(1500):
+        n = draw.choice([1, 2, 3, 5, 8, 10, 17, 100])
+        base = draw.uniform(-1e3, 1e3) * 10 ** draw.randint(-8, 8)
+        kind = draw.random()
+        if kind < 0.1:
+            samples.append([base] * n)
+        elif kind < 0.2:
+            samples.append([base * (1 + 1e-15 * draw.random()) for _ in range(n)])
+        elif kind < 0.3:
+            samples.append([draw.randint(0, 5) for _ in range(n)])
+        else:
+            samples.append([base + draw.gauss(0, 1) * abs(base) for _ in range(n)])
+    assert means_and_half_widths(samples) == [_scipy(s) for s in samples]
+    assert mean_and_half_width([1.0, 2.0, 4.0]) == _scipy([1.0, 2.0, 4.0])
+    with pytest.raises(ValueError, match="no values to summarise"):
+        means_and_half_widths([[1.0], []])
+
+
+def _synthetic(tmp_path, datasets: int):
+    """benchmarks/synthetic_runs.py's folder: ``datasets`` × 6 methods × 3 seeds."""
+    import importlib.util
+
+    # the file alone: the benchmarks package's __init__ would set thread variables in this process
+    found = importlib.util.spec_from_file_location("synthetic_runs", ROOT / "benchmarks" / "synthetic_runs.py")
+    synthetic = importlib.util.module_from_spec(found)
+    found.loader.exec_module(synthetic)
+    return synthetic.write_folder(tmp_path / "many", rows=datasets * 6 * 3, seeds=3)
+
+
+def test_many_datasets_get_one_rank_summary_panel_not_one_panel_each(tmp_path):
+    """Beyond PANEL_LIMIT datasets the figure is one panel, a box of ranks per method, which still names them all."""
+    import matplotlib.pyplot as plt
+
+    folder = _synthetic(tmp_path, datasets=PANEL_LIMIT + 2)
+    board = compute(folder)
+    assert len(board.tables) == PANEL_LIMIT + 2
+    fig = plot_figure(board)
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    labels = [t.get_text() for t in axes[0].get_yticklabels()]
+    plt.close(fig)
+    assert len(axes) == 1
+    methods = {r.method for t in board.tables.values() for r in t}
+    assert len(labels) == len(methods) == 6 and all(label.split(" (")[0] in methods for label in labels)
+    assert "rank over" in axes[0].get_title()
+    assert render_csv(board).count("\n") == 1 + (PANEL_LIMIT + 2) * 6
+
+
+def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_says_so(tmp_path):
+    """Every (dataset, curve) keeps its table on the page; the figure shows the first PANEL_LIMIT of them."""
+    import matplotlib.pyplot as plt
+
+    from harness.leaderboard import curve_panels, plot_curves
+
+    folder = _synthetic(tmp_path, datasets=PANEL_LIMIT + 2)
+    path = folder / "runs.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    for row in rows:
+        row["curves"] = {"loss": {"x": [1.0, 2.0, 3.0], "y": [3.0 + row["seed"], 2.0, 1.0]}}
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    board = compute(folder)
+    assert len(curve_panels(board)) == PANEL_LIMIT + 2
+    fig = plot_curves(board)
+    drawn = [ax for ax in fig.axes if ax.get_visible()]
+    title = fig._suptitle.get_text()
+    plt.close(fig)
+    assert len(drawn) == PANEL_LIMIT
+    assert f"the first {PANEL_LIMIT} of {PANEL_LIMIT + 2} panels" in title

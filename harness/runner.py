@@ -127,6 +127,7 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     return summaries
 
 
+_PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond what read_cells always decodes
 PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
 # the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
 _PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
@@ -199,7 +200,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.metrics import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
     from harness.registry import default_registry, metrics
-    from harness.store import RunStore, read_runs, write_atomic, write_skipped_datasets
+    from harness.store import RunStore, read_cells, write_atomic, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -229,12 +230,13 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in spec.resolved["datasets"]})
         write_skipped_datasets(folder, skipped)
-        rows = list(read_runs(folder))  # read once: a re-run of a big spec is mostly this
+        # read once, and only the fields planning needs: a re-run of a big spec is mostly this
+        rows = list(read_cells(folder, extra=_PLANNING_FIELDS))
         if any(plan.superseded(row) for row in rows):
             moved = store.move_aside(plan.superseded)
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
-            rows = list(read_runs(folder))
+            rows = list(read_cells(folder, extra=_PLANNING_FIELDS))
         newest, frozen = plan.history(rows)
         # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
         keep = ("ok",) if options.retry else ("ok", *NOT_OK)

@@ -258,27 +258,29 @@ _CHUNK = 32 << 20  # bytes of runs.jsonl decoded at once
 _decoders: dict[str, Any] = {}
 
 
-def _cell_decoder():
-    """A msgspec decoder of the fields :data:`RECORD_FIELDS` and :data:`_CELL_FIELDS` of a row, other keys skipped.
+def _cell_decoder(extra: tuple[str, ...] = ()):
+    """A msgspec decoder of the fields :data:`RECORD_FIELDS`, :data:`_CELL_FIELDS` and ``extra`` of a row, other
+    keys skipped.
 
     The Struct answers ``row["metrics"]`` and ``row.get("device")`` as the dict :func:`read_runs` yields does,
     so the leaderboard and the claims read either; a field the line lacks (or holds null) is None.
     """
-    if "cell" not in _decoders:
+    name = "cell" + "".join(f"+{field}" for field in extra)
+    if name not in _decoders:
         import msgspec
 
         def get(self, name: str, default: Any = None) -> Any:
             value = getattr(self, name)
             return default if value is None else value
 
-        fields = [(name, Any) for name in RECORD_FIELDS] + [
-            (name, msgspec.Raw if name in _SHARED_FIELDS else Any, None) for name in _CELL_FIELDS]
+        fields = [(field, Any) for field in RECORD_FIELDS] + [
+            (field, msgspec.Raw if field in _SHARED_FIELDS else Any, None)
+            for field in (*_CELL_FIELDS, *(f for f in extra if f not in _CELL_FIELDS))]
         # row["x"] is the attribute lookup itself (a C slot, no Python frame: it runs millions of times)
         cell = msgspec.defstruct("CellRecord", fields, gc=False, module=__name__,
                                  namespace={"__getitem__": object.__getattribute__, "get": get})
-        _decoders["cell"] = msgspec.json.Decoder(cell)
-        _decoders["type"] = cell
-    return _decoders["cell"]
+        _decoders[name] = msgspec.json.Decoder(cell)
+    return _decoders[name]
 
 
 def _shared(shared: dict[bytes, Any], raw) -> Any:
@@ -291,8 +293,9 @@ def _shared(shared: dict[bytes, Any], raw) -> Any:
     return shared[text]
 
 
-def read_cells(folder: Path) -> Iterator[Any]:
-    """:func:`read_runs` with only the fields a leaderboard, a claim or ``harness check`` reads, decoded fast.
+def read_cells(folder: Path, extra: tuple[str, ...] = ()) -> Iterator[Any]:
+    """:func:`read_runs` with only the fields a leaderboard, a claim or ``harness check`` reads (and ``extra``: the
+    runner adds ``params`` and ``spec``), decoded fast.
 
     The same rows in the same order, each a small msgspec Struct instead of a dict (``row["x"]``, ``row.get("x")``):
     the file is decoded 32 MiB at a time by msgspec (the other keys of a row, ``params``, ``traceback``, ..., are
@@ -313,7 +316,7 @@ def read_cells(folder: Path) -> Iterator[Any]:
     path = Path(folder) / RUNS_FILE
     if not path.exists():
         return
-    decoder = _cell_decoder()
+    decoder = _cell_decoder(tuple(extra))
     shared: dict[bytes, Any] = {}
     last_code = last_versions = (None, None)  # the previous row's raw value and its shared object
     first = 1  # the line number of the chunk's first line

@@ -6,6 +6,17 @@ from __future__ import annotations
 from benchmarks._common import CpuKernel
 
 
+def _hard_instance(dim: int):
+    """The adversarial instance at n = 10 (seed 0) and its constants α, c."""
+    from harness.tasks.base import Context
+    from harness.tasks.sco.multipass import feldman_blocks, feldman_constants
+
+    context = Context(seed=0, split="test", dataset="hard-adversarial", device="cpu", threads=1, data_dir=None,
+                      precision="fp64")
+    instance = feldman_blocks(context, n=10, dim=dim)
+    return (instance, *feldman_constants(10 ** -0.5, 20, dim, instance.block))
+
+
 class FeldmanOracle(CpuKernel):
     """One subgradient call in the walk (w on half of u0's support), and the exact population and empirical excess."""
 
@@ -16,13 +27,9 @@ class FeldmanOracle(CpuKernel):
     def setup(self, dim):
         import numpy as np
 
-        from harness.tasks.base import Context
-        from harness.tasks.sco.multipass import FeldmanOracle, feldman_blocks, feldman_constants
+        from harness.tasks.sco.multipass import FeldmanOracle
 
-        context = Context(seed=0, split="test", dataset="hard-adversarial", device="cpu", threads=1, data_dir=None,
-                          precision="fp64")
-        self.instance = feldman_blocks(context, n=10, dim=dim)
-        self.alpha, self.c = feldman_constants(10 ** -0.5, 20, dim, self.instance.block)
+        self.instance, self.alpha, self.c = _hard_instance(dim)
         self.oracle = FeldmanOracle(self.instance, self.alpha, self.c)
         self.oracle.seen.update(range(10))  # past the first pass: the oracle walks
         self.w = np.zeros(dim)
@@ -48,13 +55,7 @@ class TwoPassRun(CpuKernel):
     version = "1"
 
     def setup(self, dim):
-        from harness.tasks.base import Context
-        from harness.tasks.sco.multipass import feldman_blocks, feldman_constants
-
-        context = Context(seed=0, split="test", dataset="hard-adversarial", device="cpu", threads=1, data_dir=None,
-                          precision="fp64")
-        self.instance = feldman_blocks(context, n=10, dim=dim)
-        self.alpha, self.c = feldman_constants(10 ** -0.5, 20, dim, self.instance.block)
+        self.instance, self.alpha, self.c = _hard_instance(dim)
 
     def time_run(self, dim):
         import numpy as np

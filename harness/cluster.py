@@ -92,10 +92,10 @@ class CellBatch(submitit.helpers.Checkpointable):
         self.shard, self.cells, self.threads = shard, cells, threads
 
     def __call__(self) -> int:
-        from harness.store import _append_raw
+        from harness.store import _append_raw, cut_partial_line
 
         path = Path(self.shard)
-        _cut_partial_line(path)
+        cut_partial_line(path)  # a job killed inside a write left half a line; the requeued job appends after it
         done = {line["index"] for line in shard_lines(path)[0]}
         todo = [(index, cell) for index, cell in self.cells if index not in done]
         keys = {index: cell.get("key") for index, cell in self.cells}
@@ -104,16 +104,6 @@ class CellBatch(submitit.helpers.Checkpointable):
                 line = {"index": index, "key": keys[index], "result": result}
                 _append_raw(path, (json.dumps(line, allow_nan=False) + "\n").encode())
         return len(self.cells)
-
-
-def _cut_partial_line(path: Path) -> None:
-    """A job killed inside a write leaves half a line; the requeued job cuts it before appending."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with open(path, "rb+") as f:
-            f.truncate(data.rfind(b"\n") + 1)
 
 
 @dataclass

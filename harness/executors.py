@@ -90,10 +90,6 @@ class _Worker:
     began: bool = False  # the worker said it began the first cell
     group: Any = None  # the group of the last cell it took
 
-    @property
-    def cell(self) -> tuple[Any, dict] | None:
-        return self.queue[0][:2] if self.queue else None
-
 
 class LocalExecutor(Executor):
     """``jobs`` worker processes on this machine, started once and reused.

@@ -237,12 +237,12 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
             rows = list(read_cells(folder, extra=_PLANNING_FIELDS))
-        newest, frozen = plan.history(rows)
+        newest, frozen, earlier = plan.history(rows)
         # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
         keep = ("ok",) if options.retry else ("ok", *NOT_OK)
         done = {key: status for key, status in newest.items() if status in keep}
         params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
-        _run_test_cells(plan, params, tuning_errors, done, store, recorder, executor, bar, summary)
+        _run_test_cells(plan, params, tuning_errors, done, earlier, store, recorder, executor, bar, summary)
     stamp = _pages_stamp(folder)
     if not summary.statuses and _read_stamp(folder) == stamp and (folder / "claims.json").exists():
         # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
@@ -281,7 +281,6 @@ class _Plan:
     task_version: str
     data_dir: Path | None
     code: dict[tuple[str, str], dict[str, str]]
-    earlier: dict[str, str] = field(default_factory=dict)  # key → the other spec hash its newest row has
 
     @property
     def pairs(self) -> list[tuple]:
@@ -303,24 +302,24 @@ class _Plan:
         return (planned is not None and row.get("split") == "test" and row.get("spec") == self.spec.name
                 and row.get("code") != planned)
 
-    def history(self, rows: list[dict]) -> tuple[dict[str, str], dict[tuple[str, str], dict]]:
-        """The newest status of every key, and the params finished test cells froze (``rows``: runs.jsonl's).
+    def history(self, rows: list[dict]) -> tuple[dict[str, str], dict[tuple[str, str], dict], set[str]]:
+        """From runs.jsonl's ``rows``: the newest status of every key, the params finished test cells froze, and
+        the keys whose newest row has another spec hash.
 
         A pair whose test cells froze params has finished its tuning, even when the Optuna
-        storage is gone (it is not committed with the results).
+        storage is gone (it is not committed with the results). A key finished under an earlier
+        version of the spec (a method or dataset added, a profile edited) has the same result under
+        this one: it is recorded again under this spec hash, not run.
         """
         from harness.store import FINISHED
 
-        newest = {r["key"]: r.get("status") for r in rows}
-        # a key finished under an earlier version of the spec (another method or dataset added, a profile
-        # edited) has the same result under this one: it is recorded again under this spec hash, not run
-        self.earlier = {r["key"]: r.get("spec_hash") for r in rows}
-        self.earlier = {k: h for k, h in self.earlier.items() if h != self.spec.spec_hash}
+        newest = {r["key"]: (r.get("status"), r.get("spec_hash")) for r in rows}
+        earlier = {key for key, (_, spec_hash) in newest.items() if spec_hash != self.spec.spec_hash}
         frozen = {(r["dataset"], r["method"]): r["params"] for r in rows
                   if r.get("status") in FINISHED and r.get("spec_hash") == self.spec.spec_hash
                   and r.get("split") == "test"
                   and r.get("code") == self.code.get((r["dataset"], r["method"]))}  # tuned with today's code
-        return newest, frozen
+        return {key: status for key, (status, _) in newest.items()}, frozen, earlier
 
 
 @dataclass
@@ -457,9 +456,10 @@ def _wait(executor, bar: Progress, labels: dict) -> list[tuple[Any, dict]]:
     return finished
 
 
-def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[str, str], store,
+def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[str, str], earlier: set[str], store,
                     recorder: _Recorder, executor, bar: Progress, summary: SpecRun) -> None:
-    """Every seed on the test split with frozen params; ``done`` keys (→ newest status) are not run again.
+    """Every seed on the test split with frozen params; ``done`` keys (→ newest status) are not run again, and
+    those of them in ``earlier`` (finished under another spec hash) are recorded again under this one.
 
     Counts in ``summary.not_ok`` the planned cells whose newest record is failed or timed-out,
     kept from earlier runs (``--no-retry``) or written now, and in ``summary.skip_reasons``
@@ -472,7 +472,7 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
         tuned = tuned_names.get(pair, [])
         label = f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}"
         if cell.key in done:
-            if cell.key in plan.earlier:
+            if cell.key in earlier:
                 carried.add(cell.key)
             summary.already_done += 1
             summary.not_ok += done[cell.key] in NOT_OK

@@ -82,15 +82,7 @@ class RunStore:
                 self._fd = None
 
     def _repair_tail(self) -> None:
-        if not self.path.exists() or self.path.stat().st_size == 0:
-            return
-        with open(self.path, "rb+") as f:
-            f.seek(-1, os.SEEK_END)
-            if f.read(1) == b"\n":
-                return
-            f.seek(0)
-            data = f.read()
-            f.truncate(data.rfind(b"\n") + 1)  # drop the line a crash cut in half
+        cut_partial_line(self.path)
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as one line; in the kernel at once, on disk within :data:`SYNC_INTERVAL_S`."""
@@ -166,6 +158,18 @@ def lock_folder(folder: Path):
 def unlock_folder(handle) -> None:
     fcntl.flock(handle, fcntl.LOCK_UN)
     handle.close()
+
+
+def cut_partial_line(path: Path) -> None:
+    """Drop the last line of an append-only file when a crash cut it in half (it has no newline)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return
+    with open(path, "rb+") as f:
+        f.seek(-1, os.SEEK_END)
+        if f.read(1) == b"\n":
+            return
+        f.seek(0)
+        f.truncate(f.read().rfind(b"\n") + 1)
 
 
 def _append_raw(path: Path, data: bytes) -> None:

@@ -178,16 +178,16 @@ def test_sbatch_options_come_from_the_spec_hardware_and_the_command_line(tmp_pat
 
 
 def test_slurm_off_a_cluster_and_slurm_flags_without_it_are_usage_errors(toy_env, write_spec, tmp_path):
+    import shutil
+
+    if shutil.which("sbatch"):
+        pytest.skip("a real SLURM is installed here")
     spec = write_spec(TOY_SPEC)
-    env_path = os.environ["PATH"]
-    assert "sbatch" not in subprocess.run(["sh", "-c", "command -v sbatch || true"], capture_output=True,
-                                          text=True).stdout or pytest.skip("a real SLURM is installed here")
     off = harness_cli("run", spec, "--out", tmp_path / "out", "--executor", "slurm")
     assert off.returncode == 2 and "not a SLURM login node" in off.stderr and "Traceback" not in off.stderr
     assert not (tmp_path / "out").exists()
     stray = harness_cli("run", spec, "--out", tmp_path / "out", "--slurm-partition", "gpu")
     assert stray.returncode == 2 and "--slurm-partition only apply to cluster jobs" in stray.stderr
-    assert env_path == os.environ["PATH"]
 
 
 def test_slurm_settings_do_not_change_the_spec_hash(toy_env, write_spec):

@@ -18,10 +18,11 @@ import abc
 import math
 import multiprocessing as mp
 import os
+import selectors
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any, Iterable, Iterator
 
 from harness.execute import CELL_STARTED, _worker_main
@@ -88,6 +89,8 @@ class _Worker:
     deadline: float = math.inf  # of the first cell in the queue
     started: float = 0.0  # when the worker began the first cell (or it was sent, until the worker says)
     began: bool = False  # the worker said it began the first cell
+    ready: bool = False  # it said it began its first cell: it has imported and started, and begins each next cell
+    # the moment it has one, so the parent no longer waits for a message per cell to start the timeout
     group: Any = None  # the group of the last cell it took
 
 
@@ -120,6 +123,10 @@ class LocalExecutor(Executor):
         self._pending: dict[Any, deque] = {}
         self._pending_count = 0
         self._busy: list[_Worker] = []
+        # the busy workers' pipes, registered while busy: one epoll set for the pool's life, where
+        # multiprocessing's wait() and Connection.poll() built a selector per call (the most of the parent's
+        # cost per cell with no-op cells)
+        self._selector = selectors.DefaultSelector()
         self._ungrouped = 0  # a cell without a group is a group of its own
 
     # the interface ---------------------------------------------------------------------
@@ -140,13 +147,15 @@ class LocalExecutor(Executor):
             self._dispatch()
             now = time.monotonic()
             until = min([w.deadline for w in self._busy] + [give_up])
-            ready = wait([w.conn for w in self._busy], timeout=max(0.0, until - now) if until < math.inf else None)
-            finished = self._collect(ready)
+            events = self._selector.select(max(0.0, until - now) if until < math.inf else None)
+            finished = self._collect({key.data.slot for key, _ in events})
             if finished or time.monotonic() >= give_up:
                 return finished
         return []
 
     def close(self) -> None:
+        for worker in self._busy:
+            self._selector.unregister(worker.conn)
         for worker in self._workers:
             try:
                 worker.conn.send(None)
@@ -237,28 +246,34 @@ class LocalExecutor(Executor):
                     if depth == 0:
                         self._begin_head(worker, now)
                         self._busy.append(worker)
+                        self._selector.register(worker.conn, selectors.EVENT_READ, worker)
                     worker.conn.send(cell)
 
     def _begin_head(self, worker: _Worker, sent: float) -> None:
-        """The first cell of the queue: its deadline allows a new worker's start-up until the worker says it began."""
-        worker.began = False
-        worker.started = sent
-        worker.deadline = sent + float(worker.queue[0][1]["timeout_s"]) + _STARTUP_ALLOWANCE_S
+        """The first cell of the queue, begun now (sent to an idle worker, or the one before it is back).
 
-    def _collect(self, ready: list) -> list[tuple[Any, dict[str, Any]]]:
+        Until a new worker says it began its first cell, the deadline allows for its start-up.
+        """
+        worker.began = worker.ready
+        worker.started = sent
+        allowance = 0.0 if worker.ready else _STARTUP_ALLOWANCE_S
+        worker.deadline = sent + float(worker.queue[0][1]["timeout_s"]) + allowance
+
+    def _collect(self, ready: set[int]) -> list[tuple[Any, dict[str, Any]]]:
+        """One message from each worker whose pipe is readable (``ready``: their slots); the lost ones."""
         finished = []
         for worker in list(self._busy):
-            if worker.conn in ready:
+            if worker.slot in ready:
                 try:
-                    while worker.queue and worker.conn.poll():
-                        message = worker.conn.recv()
-                        if message == CELL_STARTED:  # the timeout runs from now; its result comes later
-                            worker.began, worker.started = True, time.monotonic()
-                            worker.deadline = worker.started + float(worker.queue[0][1]["timeout_s"])
-                            continue
+                    message = worker.conn.recv()
+                    if message == CELL_STARTED:  # a new worker began its first cell: the timeout runs from now
+                        worker.ready = worker.began = True
+                        worker.started = time.monotonic()
+                        worker.deadline = worker.started + float(worker.queue[0][1]["timeout_s"])
+                    else:
                         tag = worker.queue.popleft()[0]
                         finished.append((tag, message))
-                        if worker.queue:
+                        if worker.queue:  # the worker began the cell held ahead as it sent this result
                             self._begin_head(worker, time.monotonic())
                 except (EOFError, OSError):
                     code = worker.process.exitcode
@@ -273,8 +288,12 @@ class LocalExecutor(Executor):
                 continue
             if not worker.queue:
                 worker.deadline = math.inf
-                self._busy.remove(worker)
+                self._idle(worker)
         return finished
+
+    def _idle(self, worker: _Worker) -> None:
+        self._busy.remove(worker)
+        self._selector.unregister(worker.conn)
 
     def _lose(self, worker: _Worker, message: str, status: str = "failed") -> tuple[Any, dict[str, Any]]:
         """The worker's running cell is lost (``status``, ``message``); the cells it held ahead go back unrun."""
@@ -284,7 +303,7 @@ class LocalExecutor(Executor):
             self._put(ahead_tag, ahead_cell, front=True)
         worker.queue.clear()
         worker.deadline = math.inf
-        self._busy.remove(worker)
+        self._idle(worker)
         self._replace(worker)
         return tag, result
 

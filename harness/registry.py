@@ -59,6 +59,7 @@ class Registry:
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.metrics: dict[str, Metric] = {}
         self.metric_origins: dict[str, str] = {}
+        self._parameters: dict[tuple[str, str], dict[str, Any]] = {}
         for origin, catalogue in catalogues:
             if not isinstance(catalogue, dict):
                 raise RegistryError(f"catalogue from {origin}: expected a dict with sections {', '.join(SECTIONS)}, "
@@ -122,8 +123,12 @@ class Registry:
 
     def parameters(self, kind: str, name: str) -> dict[str, Any]:
         """Keyword parameters (name → default) a spec may set for a dataset or method."""
-        obj = self.load(kind, name)
-        return keyword_parameters(obj.__init__ if inspect.isclass(obj) else obj, skip_first=not inspect.isclass(obj))
+        key = (kind, name)
+        if key not in self._parameters:  # a spec of 10,000 entries of one loader reads its signature once
+            obj = self.load(kind, name)
+            self._parameters[key] = keyword_parameters(obj.__init__ if inspect.isclass(obj) else obj,
+                                                       skip_first=not inspect.isclass(obj))
+        return dict(self._parameters[key])
 
 
 def import_target(target: str) -> Any:

@@ -82,7 +82,25 @@ def write_resolved_spec(spec: Spec, folder: Path) -> None:
                 return
         except (yaml.YAMLError, UnicodeDecodeError):
             pass  # damaged: written again
-    write_atomic(path, header + yaml.safe_dump(body, sort_keys=False, allow_unicode=True))
+    write_atomic(path, header + dump_yaml(body))
+
+
+def dump_yaml(body: Any) -> str:
+    """``body`` as PyYAML's safe emitter writes it, through libyaml's where that gives the same text.
+
+    libyaml writes every character outside the Basic Multilingual Plane (𝒳, an emoji) as an escape,
+    where the pure-Python emitter writes it as it is: a spec with one is written by the latter. For a
+    10,000-dataset spec the C emitter takes 0.1 s where the Python one took 1.3 s.
+    """
+    import json
+    import re
+
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", None)
+    if dumper is None or re.search("[\U00010000-\U0010FFFF]", json.dumps(body, ensure_ascii=False)):
+        dumper = yaml.SafeDumper
+    return yaml.dump(body, Dumper=dumper, sort_keys=False, allow_unicode=True)
 
 
 def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions(), progress: bool = True, *,

@@ -273,3 +273,26 @@ def test_a_worker_keeps_its_group_and_others_take_groups_nobody_holds():
     assert [take(b), take(b)] == [("g1", 7), ("g1", 10)]
     assert take(b) == ("g2", 5)  # every group left is held (by a): b takes from it rather than idle
     assert pool.outstanding == 2
+
+
+def test_each_cell_s_peak_memory_is_its_own():
+    """The peak read for a cell is reset before it (Linux's VmHWM through /proc, read through descriptors kept
+    open): a cell that follows a 300 MiB one does not report 300 MiB."""
+    import sys
+
+    import pytest
+
+    from harness.execute import _peak_rss
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("the per-cell peak is Linux's VmHWM")
+    assert _peak_rss.reset()
+    big = b"\x01" * (300 * 2**20)  # written, so resident
+    high = _peak_rss.mib()
+    del big
+    assert _peak_rss.reset()
+    low = _peak_rss.mib()
+    assert high - low > 250, (high, low)
+    again = b"\x01" * (100 * 2**20)
+    assert _peak_rss.mib() - low > 80  # read afresh each time, not once
+    del again

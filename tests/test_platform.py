@@ -324,3 +324,17 @@ def test_a_dataset_that_needs_a_gpu_is_skipped_with_a_line(toy_env, write_spec, 
     (summary,) = harness.run(write_spec(text), tmp_path / "o", progress=False, profile="quick")
     assert any("skipped dataset 'hard': it needs a GPU" in note for note in summary.notes)
     assert {r["dataset"] for r in read_runs(tmp_path / "o" / "toy")} == {"easy"}
+
+
+def test_the_resolved_spec_is_written_as_the_python_emitter_writes_it():
+    """spec.yaml goes through libyaml's emitter where that gives PyYAML's text, byte for byte: every committed
+    folder's spec, and one with a character beyond the Basic Multilingual Plane, which libyaml would escape."""
+    import yaml
+
+    from harness.runner import dump_yaml
+
+    bodies = [yaml.safe_load(path.read_text()) for path in sorted((ROOT / "results").glob("*/*/spec.yaml"))]
+    assert len(bodies) >= 20
+    bodies.append({"claims": [{"quote": "the fraction is orthogonal (𝒳ᵀ𝒳 = 16·I)"}], "seeds": list(range(5))})
+    for body in bodies:
+        assert dump_yaml(body) == yaml.safe_dump(body, sort_keys=False, allow_unicode=True)

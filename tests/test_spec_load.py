@@ -222,6 +222,9 @@ BOMB = "".join(f"{name}: &{name} [{', '.join([f'*{prev}'] * 9) if prev else ', '
 @pytest.mark.parametrize("make, says", [
     (lambda p: p.write_text(BOMB), "expands to more than 100,000 values"),
     (lambda p: p.write_text("seeds:\n" + "  - 1\n" * 400_000), "a spec is at most 1,000,000 bytes"),
+    # 100,001 seeds as written: no alias involved, so the message does not blame aliases
+    (lambda p: p.write_text(f"seeds: [{','.join(map(str, range(100_001)))}]\n"),
+     "has 100,004 values; a spec has at most 100,000$"),
     (lambda p: p.write_text("a: " + "[" * 60 + "]" * 60 + "\n"), "nested 61 levels deep"),
     (lambda p: p.write_text("a: " + "[" * 5000 + "]" * 5000 + "\n"), "nested too deeply"),
     (lambda p: p.write_text("a: &a [1, *a]\n"), "refers to the node that contains it"),

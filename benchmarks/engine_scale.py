@@ -45,10 +45,14 @@ def _run(spec: Path, out: Path) -> None:
 
 
 class EngineScale:
-    """``harness run --jobs 1`` of N no-op cells: a fresh run (every cell runs) and a re-run (every cell is done)."""
+    """``harness run --jobs 1`` of N no-op cells: a fresh run (every cell runs) and a re-run (every cell is done).
 
-    params = [1000, 10000]
-    param_names = ["cells"]
+    ``grid``: the N cells as N seeds of one dataset, or as N datasets of one seed. Issue 15 asks both to cost
+    the same per cell; the datasets' grid also loads, checks and writes an N-entry spec and N tables.
+    """
+
+    params = ([1000, 10000], ["seeds", "datasets"])
+    param_names = ["cells", "grid"]
     number = 1
     repeat = (1, 3, 120.0)
     timeout = 900
@@ -56,18 +60,20 @@ class EngineScale:
     def setup_cache(self):
         _use_toy_plugin()
         root = Path(tempfile.mkdtemp(prefix="harness-engine-scale-"))
-        for cells in self.params:
-            _run(write_spec(root, f"seeds{cells}", seeds=cells, datasets=1), root / "done")
+        for cells in self.params[0]:
+            for grid in self.params[1]:
+                shape = {"seeds": cells, "datasets": 1} if grid == "seeds" else {"seeds": 1, "datasets": cells}
+                _run(write_spec(root, f"{grid}{cells}", **shape), root / "done")
         return str(root)
 
-    def setup(self, root, cells):
+    def setup(self, root, cells, grid):
         _use_toy_plugin()
-        self.root, self.spec = Path(root), Path(root) / f"seeds{cells}.yaml"
+        self.root, self.spec = Path(root), Path(root) / f"{grid}{cells}.yaml"
 
-    def time_fresh(self, root, cells):
+    def time_fresh(self, root, cells, grid):
         _run(self.spec, Path(tempfile.mkdtemp(dir=self.root)))
 
-    def time_rerun(self, root, cells):
+    def time_rerun(self, root, cells, grid):
         _run(self.spec, self.root / "done")
 
 

@@ -338,3 +338,27 @@ def test_the_resolved_spec_is_written_as_the_python_emitter_writes_it():
     bodies.append({"claims": [{"quote": "the fraction is orthogonal (𝒳ᵀ𝒳 = 16·I)"}], "seeds": list(range(5))})
     for body in bodies:
         assert dump_yaml(body) == yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+
+
+def test_a_planned_cell_s_key_is_the_hash_of_what_determines_its_result(toy_env, write_spec):
+    """Planning writes each (dataset, method)'s key text once and puts each seed in it; every key must still be
+    the documented hash, including where a value holds the text that stands for the seed."""
+    from dataclasses import replace
+
+    from harness.plan import code_fingerprints, test_cells
+    from harness.spec.load import load_spec
+    from harness.spec.model import stable_hash
+
+    spec = load_spec(write_spec(TOY_SPEC), "default")
+    odd = replace(spec.datasets[1], params={"noise": 0.25, "nested": {"b": [1, "é", 2.5e-9]}, "mark": "\x00seed\x00"})
+    spec = replace(spec, datasets=[spec.datasets[0], odd], seeds=[0, 1, 7, 123456])
+    code = code_fingerprints(spec)
+    params = {(d.id, m.id): {"x": 0.25} if m.search else dict(m.params) for d in spec.datasets for m in spec.methods}
+    cells = test_cells(spec, params, "3", None, code)
+    assert len(cells) == 16 and len({cell.key for cell in cells}) == 16
+    for cell in cells:
+        assert cell.key == stable_hash({
+            "task": [spec.task, "3"], "dataset": [cell.dataset.name, cell.dataset.params],
+            "method": [cell.method.name, params[(cell.dataset.id, cell.method.id)]], "seed": cell.seed,
+            "split": "test", "profile": "default", "hardware": ["cpu", "fp32"],
+            "code": code[(cell.dataset.id, cell.method.id)]})[:20]

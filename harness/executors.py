@@ -37,6 +37,10 @@ _STARTUP_ALLOWANCE_S = 120.0
 class Executor(abc.ABC):
     """Runs cells somewhere; hands back each result once, in completion order."""
 
+    # the most cells the orchestrator keeps submitted and not yet handed back, or None: every cell at once
+    # (a backend that plans over the whole wave, as the cluster's packing of jobs does)
+    window: int | None = None
+
     @abc.abstractmethod
     def submit(self, tag: Any, cell: dict[str, Any]) -> None:
         """Queue ``cell``; its result comes back from :meth:`wait` with ``tag``."""
@@ -112,6 +116,7 @@ class LocalExecutor(Executor):
     """
 
     AHEAD = 1  # cells sent to a worker beyond the one it runs
+    window = 10_000  # submitted and not back: enough that no worker waits, few enough not to hold a sweep's payloads
 
     def __init__(self, jobs: int = 1, threads: int = 1, gpus: list[str] | None = None, **_: Any):
         self.jobs = max(1, jobs)

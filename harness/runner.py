@@ -510,11 +510,15 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
         _carry_forward(plan, carried, store)
         summary.notes.append(f"{len(carried)} cell(s) finished under an earlier version of the spec (the same key: "
                              "the same result) recorded again under this one, not run again")
-    labels = {}
-    for index, (cell, label) in enumerate(todo):
-        labels[index] = label
-        executor.submit(index, cell.payload())
-    while executor.outstanding:
+    # a local pool is fed a window of cells at a time, so a million-cell run does not hold a million payloads;
+    # a cluster executor packs jobs over the whole wave, so it gets every cell at once
+    window = getattr(executor, "window", None) or len(todo)
+    labels, fed = {}, 0
+    while fed < len(todo) or executor.outstanding:
+        while fed < len(todo) and executor.outstanding < window:
+            labels[fed] = todo[fed][1]
+            executor.submit(fed, todo[fed][0].payload())
+            fed += 1
         for index, result in _wait(executor, bar, labels):
             cell = todo[index][0]
             store.append(recorder.record(cell, result, tuned_names.get((cell.dataset.id, cell.method.id), [])))

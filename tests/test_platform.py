@@ -362,3 +362,25 @@ def test_a_planned_cell_s_key_is_the_hash_of_what_determines_its_result(toy_env,
             "method": [cell.method.name, params[(cell.dataset.id, cell.method.id)]], "seed": cell.seed,
             "split": "test", "profile": "default", "hardware": ["cpu", "fp32"],
             "code": code[(cell.dataset.id, cell.method.id)]})[:20]
+
+
+def test_a_local_pool_is_fed_a_window_of_cells_at_a_time(toy_env, write_spec, tmp_path, monkeypatch):
+    """A million-cell run must not hold a million payloads: the local pool never has more than its window of
+    cells submitted and not back, and every cell still runs once."""
+    import harness
+    from harness.executors import LocalExecutor
+    from harness.store import read_runs
+
+    most, submit = [0], LocalExecutor.submit
+
+    def counted(self, tag, cell):
+        submit(self, tag, cell)
+        most[0] = max(most[0], self.outstanding)
+
+    monkeypatch.setattr(LocalExecutor, "window", 3)
+    monkeypatch.setattr(LocalExecutor, "submit", counted)
+    spec = write_spec(TOY_SPEC.replace("seeds: [0, 1, 2]", "seeds: [0, 1, 2, 3, 4, 5]"))
+    (summary,) = harness.run(spec, tmp_path / "o", harness.RunOptions(jobs=2, trials=0), progress=False)
+    assert summary.statuses["ok"] == 24 and most[0] == 3
+    keys = [row["key"] for row in read_runs(tmp_path / "o" / "toy")]
+    assert len(keys) == len(set(keys)) == 24

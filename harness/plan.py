@@ -165,16 +165,16 @@ def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_ver
     task that trains once per method and seed (a source domain shared by several target
     datasets) finds that training in its own cache while the method's targets follow.
     """
-    pairs = [(dataset, method) for method in spec.methods for dataset in spec.datasets if dataset.runs(method.id)]
-    firsts = {(d.id, m.id): Cell(spec, d, m, 0, "test", params_by_pair[(d.id, m.id)], spec.hardware.device,
-                                 spec.hardware.timeout_s, data_dir, task_version, (code or {}).get((d.id, m.id), {}))
-              for d, m in pairs}
-    keys = {pair: cell.key_for_seeds() for pair, cell in firsts.items()}
+    device, timeout_s = spec.hardware.device, spec.hardware.timeout_s
+    pairs = [(d, m, params_by_pair[(d.id, m.id)], (code or {}).get((d.id, m.id), {}))
+             for m in spec.methods for d in spec.datasets if d.runs(m.id)]
+    keys = [Cell(spec, d, m, 0, "test", p, device, timeout_s, data_dir, task_version, c).key_for_seeds()
+            for d, m, p, c in pairs]
     cells = []
     for seed in spec.seeds:
-        for dataset, method in pairs:
-            pair = (dataset.id, method.id)
-            cell = replace(firsts[pair], seed=seed)
-            cell.__dict__["key"] = keys[pair](seed)  # where cached_property keeps it: the same value, found sooner
+        for (dataset, method, params, fingerprints), key in zip(pairs, keys):
+            cell = Cell(spec, dataset, method, seed, "test", params, device, timeout_s, data_dir, task_version,
+                        fingerprints)
+            cell.__dict__["key"] = key(seed)  # where cached_property keeps it: the same value, found sooner
             cells.append(cell)
     return cells

@@ -72,6 +72,12 @@ class Progress:
             took = f" in {wall_s:.1f} s" if wall_s is not None else ""
             self._line(f"[{self.done}/{self.total}] {label}: {status}{took}")
 
+    def skip(self, n: int) -> None:
+        """``n`` cells of the total ended without running (done earlier)."""
+        self.done += n
+        if self._bar and n:
+            self._bar.advance(self._task, n)
+
     def running(self, cells: list[tuple[str, float]]) -> None:
         """The cells running now, as (label, start in ``time.monotonic()`` seconds)."""
         now = time.monotonic()

@@ -10,7 +10,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from harness.plan import Cell, RunOptions, apply_options, test_cells
 from harness.progress import Progress
@@ -248,14 +248,14 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in spec.resolved["datasets"]})
         write_skipped_datasets(folder, skipped)
-        # read once, and only the fields planning needs: a re-run of a big spec is mostly this
-        rows = list(read_cells(folder, extra=_PLANNING_FIELDS))
-        if any(plan.superseded(row) for row in rows):
+        # streamed once, only the fields planning needs, nothing kept but what history returns: a re-run of a big
+        # spec is mostly this
+        newest, frozen, earlier, stale = plan.history(read_cells(folder, extra=_PLANNING_FIELDS))
+        if stale:
             moved = store.move_aside(plan.superseded)
             summary.notes.append(f"{moved} result(s) of an earlier version of the code moved to "
                                  f"{folder / 'superseded.jsonl'}; their cells run again")
-            rows = list(read_cells(folder, extra=_PLANNING_FIELDS))
-        newest, frozen, earlier = plan.history(rows)
+            newest, frozen, earlier, _ = plan.history(read_cells(folder, extra=_PLANNING_FIELDS))
         # a failed or timed-out cell runs again (its row stays as history) unless --no-retry
         keep = ("ok",) if options.retry else ("ok", *NOT_OK)
         done = {key: status for key, status in newest.items() if status in keep}
@@ -320,9 +320,10 @@ class _Plan:
         return (planned is not None and row.get("split") == "test" and row.get("spec") == self.spec.name
                 and row.get("code") != planned)
 
-    def history(self, rows: list[dict]) -> tuple[dict[str, str], dict[tuple[str, str], dict], set[str]]:
-        """From runs.jsonl's ``rows``: the newest status of every key, the params finished test cells froze, and
-        the keys whose newest row has another spec hash.
+    def history(self, rows: Iterable) -> tuple[dict[str, str], dict[tuple[str, str], dict], set[str], bool]:
+        """From runs.jsonl's ``rows`` (read_cells' records, read once): the newest status of every key, the params
+        finished test cells froze, the keys whose newest row has another spec hash, and whether any row is
+        :meth:`superseded` (a planned cell's result from other code).
 
         A pair whose test cells froze params has finished its tuning, even when the Optuna
         storage is gone (it is not committed with the results). A key finished under an earlier
@@ -331,13 +332,20 @@ class _Plan:
         """
         from harness.store import FINISHED
 
-        newest = {r["key"]: (r.get("status"), r.get("spec_hash")) for r in rows}
-        earlier = {key for key, (_, spec_hash) in newest.items() if spec_hash != self.spec.spec_hash}
-        frozen = {(r["dataset"], r["method"]): r["params"] for r in rows
-                  if r.get("status") in FINISHED and r.get("spec_hash") == self.spec.spec_hash
-                  and r.get("split") == "test"
-                  and r.get("code") == self.code.get((r["dataset"], r["method"]))}  # tuned with today's code
-        return {key: status for key, (status, _) in newest.items()}, frozen, earlier
+        spec_hash, code, name = self.spec.spec_hash, self.code, self.spec.name
+        statuses, hashes, frozen, stale = {}, {}, {}, False
+        for r in rows:  # one pass, attribute reads only: a re-run of a million cells is mostly this
+            key, status, row_hash = r["key"], r["status"], r["spec_hash"]
+            statuses[key], hashes[key] = status, row_hash
+            if r["split"] == "test":
+                pair = (r["dataset"], r["method"])
+                planned = code.get(pair)
+                if planned is not None and r["code"] != planned and r["spec"] == name:
+                    stale = True  # as superseded() says
+                elif status in FINISHED and row_hash == spec_hash and r["code"] == planned:
+                    frozen[pair] = r["params"]  # tuned with today's code
+        earlier = {key for key, row_hash in hashes.items() if row_hash != spec_hash}
+        return statuses, frozen, earlier, stale
 
 
 @dataclass
@@ -484,28 +492,29 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
     why cells were skipped.
     """
     tuned_names = {(d.id, m.id): sorted(m.search) for d, m in plan.pairs if plan.tuned(m)}
-    todo, carried = [], set()
+    todo, carried, done_tuned = [], set(), 0
     for cell in plan.cells(params):
-        pair = (cell.dataset.id, cell.method.id)
-        tuned = tuned_names.get(pair, [])
-        label = f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}"
-        if cell.key in done:
-            if cell.key in earlier:
-                carried.add(cell.key)
+        key = cell.key
+        if key in done:  # the most of a re-run's cells: kept to dict lookups
+            if key in earlier:
+                carried.add(key)
             summary.already_done += 1
-            summary.not_ok += done[cell.key] in NOT_OK
-            if pair in tuned_names:
-                bar.finished(label)
+            summary.not_ok += done[key] in NOT_OK
+            done_tuned += (cell.dataset.id, cell.method.id) in tuned_names
             continue
+        pair = (cell.dataset.id, cell.method.id)
+        label = f"{cell.method.id} on {cell.dataset.id}, seed {cell.seed}"
         if pair not in tuned_names:
             bar.add(1)
         if pair in tuning_errors:
             status, error = tuning_errors[pair]
-            store.append(recorder.record(cell, {"status": status, "error": error, "metrics": {}, "wall_s": 0.0}, tuned))
+            store.append(recorder.record(cell, {"status": status, "error": error, "metrics": {}, "wall_s": 0.0},
+                                         tuned_names.get(pair, [])))
             _count(summary, status, error)
             bar.finished(label, status, 0.0)
         else:
             todo.append((cell, label))
+    bar.skip(done_tuned)  # tuned pairs' test cells were counted in the total before tuning
     if carried:
         _carry_forward(plan, carried, store)
         summary.notes.append(f"{len(carried)} cell(s) finished under an earlier version of the spec (the same key: "

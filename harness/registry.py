@@ -59,6 +59,7 @@ class Registry:
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.metrics: dict[str, Metric] = {}
         self.metric_origins: dict[str, str] = {}
+        self._declared: dict[tuple[str, str], Metric] = {}  # (name, origin) → that catalogue's declaration
         self._parameters: dict[tuple[str, str], dict[str, Any]] = {}
         for origin, catalogue in catalogues:
             if not isinstance(catalogue, dict):
@@ -84,9 +85,18 @@ class Registry:
                 raise RegistryError(f"metric {name!r} is declared twice with different goal or unit: "
                                     f"{known.goal} [{known.unit}] by {self.metric_origins[name]}, "
                                     f"{metric.goal} [{metric.unit}] by {origin}")
-            return  # the same metric, reported by another family
+            self._declared[(name, origin)] = metric  # the same metric, in another family's words
+            return
         self.metrics[name] = metric
         self.metric_origins[name] = origin
+        self._declared[(name, origin)] = metric
+
+    def task_metrics(self, task: str) -> dict[str, Metric]:
+        """The metrics ``task`` reports, each as the task's own family declares it (its ``about`` text: ``rmse``
+        over held-out targets for the GP family, over every target for neural processes), else as first declared."""
+        origin = self.entry("tasks", task).origin
+        return {name: self._declared.get((name, origin), self.metrics[name])
+                for name in self.load("tasks", task).metrics}
 
     def _add_entry(self, origin: str, kind: str, name: str, row: dict) -> None:
         if name in self._entries[kind]:

@@ -244,7 +244,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
             make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus, **cluster) as executor, \
             Progress(progress, spec.name) as bar:
         write_resolved_spec(spec, folder)
-        write_metric_table(folder, {name: metrics()[name] for name in task.metrics})  # the folder reads alone
+        write_metric_table(folder, default_registry().task_metrics(spec.task))  # the folder reads alone
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in spec.resolved["datasets"]})
         write_skipped_datasets(folder, skipped)

@@ -73,6 +73,20 @@ def test_conflicting_metric_declarations_are_refused():
         Registry([("a", {"metric": {}})])
 
 
+def test_a_task_s_metrics_are_described_in_its_own_family_s_words(toy_env):
+    """Two families may share a metric and describe it each for its own protocol; a spec's metrics.json (and its
+    pages) take the words of the spec's task's family, not of whichever family registered first."""
+    from harness.registry import Registry
+    from toy_plugin import CATALOGUE
+
+    other = {"metrics": {"toy_loss": {"goal": "min", "unit": "", "about": "another family's loss"},
+                         "other_only": {"goal": "max", "unit": ""}}}
+    for catalogues in ([("other", other), ("toy", CATALOGUE)], [("toy", CATALOGUE), ("other", other)]):
+        described = Registry(catalogues).task_metrics("toy.guess")
+        assert list(described) == ["toy_score", "toy_loss", "runtime_s"]
+        assert described["toy_loss"].about == "|prediction - target| (toy)"
+
+
 def test_a_task_that_is_not_a_harness_task_is_refused(monkeypatch, tmp_path):
     from harness.registry import Registry, RegistryError
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from importlib.machinery import PathFinder
+import sys
 from functools import lru_cache
+from importlib.machinery import ModuleSpec
 from pathlib import Path
 
 ENGINE = "harness"
@@ -61,18 +62,38 @@ def _counts(name: str) -> bool:
 
 @lru_cache(maxsize=None)
 def _source_file(module: str) -> Path | None:
-    """The module's .py file, found on sys.path without importing it or its packages."""
+    """The module's .py file, found as ``import`` would find it, without importing it or its packages."""
     search = None
     spec = None
     for i, part in enumerate(module.split(".")):
         name = ".".join(module.split(".")[: i + 1])
-        spec = PathFinder.find_spec(name, search)
+        spec = _find_spec(name, search)
         if spec is None:
             return None
         search = spec.submodule_search_locations
     if spec is None or not spec.origin or not spec.origin.endswith(".py"):
         return None
     return Path(spec.origin).resolve()
+
+
+def _find_spec(name: str, search) -> ModuleSpec | None:
+    """Ask every finder on ``sys.meta_path`` in turn, as the import system does, with the parent's search path.
+
+    ``PathFinder`` alone sees only ``sys.path``: under the ``harness`` console script of an editable install
+    (``pip install -e .``, the README's) the repository is not on it, only setuptools' finder knows it, and every
+    fingerprint was the digest of a module name: changed code never ran again.
+    """
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        if find is None:
+            continue
+        try:
+            spec = find(name, search)
+        except (ImportError, ValueError):
+            continue
+        if spec is not None:
+            return spec
+    return None
 
 
 def _tree_root(module: str, origin: Path) -> Path:

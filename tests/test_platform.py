@@ -235,6 +235,58 @@ def test_fingerprint_ignores_docstrings_and_comments_but_not_code(tmp_path, monk
     assert fingerprint() != first
 
 
+def test_fingerprint_sees_modules_that_only_an_import_hook_finds(tmp_path, monkeypatch):
+    """An editable install (`pip install -e .`) puts the repository behind setuptools' finder on sys.meta_path, not
+    on sys.path: under the `harness` console script the code was not found, every fingerprint was the digest of a
+    module name, and changed code never ran again."""
+    import importlib.machinery
+    import sys
+
+    from harness import code
+
+    package = tmp_path / "hidden" / "fp_hidden"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "helper.py").write_text("def scale(x):\n    return 2 * x\n")
+    (package / "main.py").write_text("from fp_hidden.helper import scale\n\nclass M:\n    pass\n")
+
+    class Finder:  # as setuptools' editable finder: it knows one top-level package and where it lives
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name != "fp_hidden":
+                return None
+            return importlib.machinery.PathFinder.find_spec(name, [str(package.parent)])
+
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, Finder])
+
+    def fingerprint() -> str:
+        for cache in (code.import_closure, code._source_file, code._module_digest):
+            cache.cache_clear()
+        return code.fingerprint("fp_hidden.main:M")
+
+    first = fingerprint()
+    assert code.import_closure("fp_hidden.main") == {"fp_hidden.main", "fp_hidden.helper"}
+    (package / "helper.py").write_text("def scale(x):\n    return 3 * x\n")
+    assert fingerprint() != first
+
+
+def test_the_installed_harness_fingerprints_the_repository_s_code_from_anywhere(tmp_path):
+    """Run from another folder, without the repository on sys.path (the `harness` console script's case), the
+    fingerprint of a method is the one taken here."""
+    from harness.code import fingerprint
+    from harness.registry import default_registry
+
+    target = default_registry().entry("methods", "locicr").target
+    script = (f"import sys; sys.path = [p for p in sys.path if p not in ('', {str(ROOT)!r})]\n"
+              f"from harness.code import fingerprint; print(fingerprint({target!r}))")
+    elsewhere = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                               env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    if elsewhere.returncode != 0 and "No module named 'harness'" in elsewhere.stderr:
+        pytest.skip("harness is not installed in this environment, only on PYTHONPATH")
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert elsewhere.stdout.strip() == fingerprint(target)
+
+
 CATALOGUE = '''
 CATALOGUE = {
     "tasks": {"toy.guess": {"target": "toy_plugin:TASK"}},

@@ -65,9 +65,14 @@ class LocalLearner:
         return self.mb[v]
 
     def _separate(self, a: int, b: int, cond) -> None:
+        """Record a separating set of a and b (unless a–b is a confirmed adjacency) and take any edge between them out
+        of the accumulated PAG: an arrowhead written there from another vertex's local skeleton (a collider or
+        collider path through it) must not outlive a test that separates the two, as it does in the authors' code."""
         key = frozenset((a, b))
         if key not in self.adjacent and key not in self.separated:
             self.separated[key] = frozenset(cond)
+        if key in self.separated:
+            self.mark[a, b] = self.mark[b, a] = NONE
 
     def _decided(self, a: int, b: int) -> bool:
         key = frozenset((a, b))

@@ -414,11 +414,35 @@ def _paired_claim_blocks(board: Board, verdicts: list) -> list:
                         f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
                         f"{v.pairs_text()}; {v.reason}")
         chance_datasets = set(at_chance(board.tables, v.metric, board.chance))
-        spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
-                           for e in v.per_dataset)
+        if len(v.per_dataset) > PAGE_LIMIT:
+            spread = _spread_summary(v.per_dataset, chance_datasets)
+        else:
+            spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
+                               for e in v.per_dataset)
         rows.append([f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), evidence, spread or "—"])
     blocks.append(("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"], rows)))
     return blocks
+
+
+SPREAD_EXTREMES = 3  # beyond PAGE_LIMIT datasets, a claim's cell names this many datasets at each end
+
+
+def _spread_summary(evidence: list, chance_datasets: set[str]) -> str:
+    """A claim's per-dataset differences in one cell, beyond :data:`PAGE_LIMIT` datasets: how many favour each
+    side, the median, the datasets at each end; every dataset's own difference is in claims.json."""
+    ordered = sorted(evidence, key=lambda e: e.mean_difference)
+    values = [e.mean_difference for e in ordered]
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    ahead = sum(v > 0 for v in values)
+    behind = sum(v < 0 for v in values)
+    text = (f"{len(values)} datasets: + on {ahead}, − on {behind}, 0 on {len(values) - ahead - behind}; median "
+            f"{median:+.4g}; most against: " + "; ".join(e.text() for e in ordered[:SPREAD_EXTREMES])
+            + "; most for: " + "; ".join(e.text() for e in reversed(ordered[-SPREAD_EXTREMES:])))
+    if chance_datasets:
+        at = sum(e.dataset in chance_datasets for e in evidence)
+        text += f"; every method {AT_CHANCE} on {at} of them"
+    return text + "; every dataset's difference is in claims.json (per_dataset)"
 
 
 def _win_rate_blocks(board: Board) -> list:
@@ -574,8 +598,77 @@ def _page_blocks(board: Board) -> list:
     blocks.append(("figure",))
     blocks += _claim_blocks(board) + _curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
     blocks += _tuning_blocks(board)
+    if len(board.tables) > PAGE_LIMIT:
+        return blocks + _many_datasets_blocks(board)
     for dataset, table in board.tables.items():
         blocks += _dataset_blocks(board, dataset, table)
+    return blocks
+
+
+PAGE_LIMIT = 48  # datasets the page shows table by table (the figure's PANEL_LIMIT); beyond, a summary and the CSV
+SHOWN_NAMES = 10  # beyond PAGE_LIMIT, a list of datasets (no spread, at chance) names this many, then counts
+
+
+def _names(datasets: list[str]) -> str:
+    shown = ", ".join(f"`{d}`" for d in datasets[:SHOWN_NAMES])
+    return shown + (f" and {len(datasets) - SHOWN_NAMES} more" if len(datasets) > SHOWN_NAMES else "")
+
+
+def _many_datasets_blocks(board: Board) -> list:
+    """Beyond :data:`PAGE_LIMIT` datasets, instead of a section per dataset: each method's ranks over the datasets,
+    the flagged datasets and the failures counted, and where every table is (leaderboard.csv, complete).
+
+    A page of thousands of tables (46 MB of HTML for 16,667 datasets) is neither readable nor cheap to write; the
+    CSV has every dataset × method row with every column those tables show."""
+    primary, metrics = board.primary, board.metrics
+    blocks: list = [("h2", f"Per dataset ({len(board.tables)} datasets)"), ("p",
+                     f"**The per-dataset tables are in `leaderboard.csv`**: with more than {PAGE_LIMIT} datasets this "
+                     f"page shows each method's ranks over them instead. The CSV has one row per dataset and method "
+                     f"with everything a table here would show: the rank (and `tied_with_best`, the “{TIED}”), the "
+                     f"mean, 95% half-width and number of seeds of every reported metric, seeds ok, failed and "
+                     f"skipped, the devices, the chance level and the `zero_variance` and `at_chance` flags.")]
+    ranks: dict[str, list[int]] = {}
+    kinds: dict[str, str] = {}
+    counts: dict[str, list[int]] = {}  # label → [rows, tied, seeds ok, failed, skipped]
+    for table in board.tables.values():
+        for row in table:
+            kinds.setdefault(row.label, row.kind)
+            seen = counts.setdefault(row.label, [0, 0, 0, 0, 0])
+            seen[0] += 1
+            seen[1] += row.tied
+            seen[2] += row.seeds_ok
+            seen[3] += row.seeds_failed
+            seen[4] += row.seeds_skipped
+            if row.rank:
+                ranks.setdefault(row.label, []).append(row.rank)
+    rows = []
+    mean_rank = {label: sum(got) / len(got) for label, got in ranks.items()}
+    for label, seen in sorted(counts.items(), key=lambda kv: mean_rank.get(kv[0], math.inf)):
+        got = ranks.get(label, [])
+        mean = f"{mean_rank[label]:.2f}" if got else "—"
+        rows.append([label, kinds[label], str(seen[0]), str(len(got)), mean, str(got.count(1)), str(seen[1]),
+                     str(seen[2]), str(seen[3]), str(seen[4])])
+    blocks.append(("table", Table(["method", "kind", "datasets", "ranked", f"mean rank ({primary} "
+                                   f"{metrics[primary].arrow})", "ranked 1", f"tied with the best ({TIED})",
+                                   "seeds ok", "failed", "skipped"], rows)))
+    if board.zero_variance:
+        blocks.append(("p", f"**No interval** on {len(board.zero_variance)} datasets ({_names(board.zero_variance)}): "
+                            f"{primary} is the same in every seed for every method with two or more seeds there "
+                            f"(`zero_variance` in the CSV)."))
+    if board.at_chance:
+        blocks.append(("p", f"**Not ranked, at chance** on {len(board.at_chance)} datasets "
+                            f"({_names(board.at_chance)}): every method's 95% interval of {primary} contains its "
+                            f"chance level there (`at_chance` in the CSV)."))
+    errors: dict[str, int] = {}  # message → dataset × method rows that gave it
+    skips: dict[str, int] = {}
+    for table in board.tables.values():
+        for row in table:
+            for error in row.errors:
+                errors[error] = errors.get(error, 0) + 1
+            for reason in row.skips:
+                skips[reason] = skips.get(reason, 0) + 1
+    blocks += [("li", f"{error} (on {count} dataset × method rows)") for error, count in errors.items()]
+    blocks += [("li", f"skipped ({count} dataset × method rows): {reason}") for reason, count in skips.items()]
     return blocks
 
 

@@ -17,6 +17,7 @@ from harness.stats import _constant, _nearly_equal_is_fine, mean_and_half_width,
 from harness.store import RECORD_FIELDS, read_cells, read_runs
 
 QUICK = sorted(p.parent for p in (ROOT / "results" / "quick").glob("*/runs.jsonl"))
+COMMITTED = QUICK + sorted(p.parent for p in (ROOT / "results" / "default").glob("*/runs.jsonl"))
 PAGES = ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json", "curves.svg")
 
 
@@ -34,9 +35,10 @@ def test_the_fast_reader_gives_the_dict_readers_rows_on_every_committed_folder(f
     assert all(c["metrics"] == r["metrics"] and c["status"] == r["status"] for c, r in zip(cells, rows))
 
 
-@pytest.mark.parametrize("folder", QUICK, ids=lambda p: p.name)
-def test_every_committed_quick_page_rebuilds_byte_for_byte(folder, tmp_path):
-    """The committed pages were written by the dict reader and scipy's t-test: the fast path writes the same bytes."""
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_every_committed_page_rebuilds_byte_for_byte(folder, tmp_path):
+    """The committed pages were written by the dict reader, scipy's t-test and the per-row grouping and pairing:
+    the columnar path writes the same bytes, quick and default profile alike."""
     copy = tmp_path / folder.name
     shutil.copytree(folder, copy)
     write_leaderboard(copy)
@@ -161,3 +163,40 @@ def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_say
     plt.close(fig)
     assert len(drawn) == PANEL_LIMIT
     assert f"the first {PANEL_LIMIT} of {PANEL_LIMIT + 2} panels" in title
+
+
+def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_csv(tmp_path):
+    """Above PAGE_LIMIT datasets the Markdown and HTML pages carry no per-dataset table but say the CSV has them;
+    the CSV keeps every dataset × method row, claims.json every dataset's difference."""
+    from harness.leaderboard import PAGE_LIMIT
+
+    folder = _synthetic(tmp_path, datasets=PAGE_LIMIT + 1)
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    html = (folder / "leaderboard.html").read_text()
+    for page in (markdown, html):
+        assert "per-dataset tables are in" in page and "leaderboard.csv" in page
+        assert f"Per dataset ({PAGE_LIMIT + 1} datasets)" in page
+        assert "kin-m8-000005" not in page.split("Per dataset (")[1]  # no section per dataset after the summary
+    assert "## kin-m8-000005" not in markdown and "## snelson-m5\n" not in markdown
+    summary = markdown.split("| method | kind | datasets | ranked |")[1].split("\n\n")[0]
+    assert summary.count("| implementation |") == 6
+    csv_rows = (folder / "leaderboard.csv").read_text().splitlines()
+    assert len(csv_rows) == 1 + (PAGE_LIMIT + 1) * 6
+    assert {line.split(",")[2] for line in csv_rows[1:]} == {d for d in compute(folder).tables}
+    claims = json.loads((folder / "claims.json").read_text())["claims"]
+    pooled = next(c for c in claims if not c.get("datasets") and c["claim"] == "tight-above-titsias-at-equal-hypers")
+    assert len(pooled["per_dataset"]) == PAGE_LIMIT + 1
+    assert f"{PAGE_LIMIT + 1} datasets: + on" in markdown and "every dataset's difference is in claims.json" in markdown
+    assert "synthetic failure (on " in markdown
+
+
+def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
+    from harness.leaderboard import PAGE_LIMIT
+
+    folder = _synthetic(tmp_path, datasets=PAGE_LIMIT)
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "per-dataset tables are in" not in markdown
+    assert sum(line.startswith("## ") for line in markdown.splitlines()) >= PAGE_LIMIT
+    assert "## diabetes-m8-000047" in markdown

@@ -33,7 +33,7 @@ from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
-from harness.store import load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
+from harness.store import CellRows, load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
@@ -123,7 +123,7 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     if apart:
         placed = {key[:3] for key in latest if key[3] is not None}
         latest = {key: row for key, row in latest.items() if key[3] is not None or key[:3] not in placed}
-    return meta, list(latest.values())
+    return meta, CellRows(latest.values())
 
 
 def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
@@ -139,34 +139,9 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
     dataset_order = [d.get("id", d["name"]) for d in spec["datasets"]]
     method_order = [m.get("id", m["name"]) for m in spec["methods"]]
     tables: dict[str, list[Row]] = {}
-    groups: dict[tuple[str, str, str | None], list[dict]] = {}
-    apart = classes_apart(rows)
-    for row in rows:
-        groups.setdefault((row["dataset"], row["method"], row_class(row, apart)), []).append(row)
-    samples: list[list[float]] = []  # every (group, metric)'s values, summarised together below
-    wanted: list[list[tuple[str, int]]] = []
-    for group in groups.values():
-        ok = [r for r in group if r["status"] == "ok"]
-        wanted.append([])
-        for name in spec["metrics"]["report"]:
-            values = [r["metrics"][name] for r in ok if name in r["metrics"]]
-            if values:
-                wanted[-1].append((name, len(samples)))
-                samples.append(values)
-    summaries = means_and_half_widths(samples)
-    for ((dataset, method, device), group), named in zip(groups.items(), wanted):
-        ok = [r for r in group if r["status"] == "ok"]
-        cells = {name: Cell(*summaries[i], len(samples[i])) for name, i in named}
-        skipped = [r for r in group if r["status"] == "skipped"]
-        tables.setdefault(dataset, []).append(Row(
-            dataset, method, group[0]["kind"], cells, len(ok),
-            sum(r["status"] in ("failed", "timed-out") for r in group),
-            devices=tuple(sorted({r["device"] for r in group if r.get("device")})),
-            errors=tuple(dict.fromkeys(f"{r['status']}: {r['error']}" for r in group if r["status"] in ("failed", "timed-out"))),
-            seeds_skipped=len(skipped),
-            skips=tuple(dict.fromkeys(str(r.get("error") or "no reason recorded") for r in skipped)),
-            device_class=device,
-        ))
+    for row in _group_rows(rows, spec["metrics"]["report"]):
+        tables.setdefault(row.dataset, []).append(row)
+    groups = {(row.dataset, row.method, row.device_class) for table in tables.values() for row in table}
     sign = -1 if goal == "max" else 1
     classes = sorted({key[2] for key in groups if key[2] not in (None, NO_DEVICE)}) + [NO_DEVICE]
     for dataset, table in tables.items():
@@ -184,6 +159,74 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
                 row.tied = best is not None and row.rank > 0 and row.metrics[primary].overlaps(best)
     place = {d: i for i, d in reversed(list(enumerate(dataset_order)))}  # a dict: 10k datasets sort in linear time
     return {d: tables[d] for d in sorted(tables, key=lambda d: place.get(d, 1e9))}
+
+
+def _group_rows(rows: list, report: list[str]) -> list[Row]:
+    """One unranked :class:`Row` per (dataset, method, device class where the rows span several), in the order of
+    each group's first row: its cells (mean and 95% interval over its ok seeds of every metric in ``report``),
+    seeds ok / failed / skipped, devices, errors and skip reasons.
+
+    Columnar: the rows are read once into numpy arrays (group number, status, one float column per metric) and
+    grouped by a stable sort, so the values of a group stay in the order written and every interval is the float
+    the per-group lists gave (:func:`harness.stats.summarise_rows` on each sample size's rows at once)."""
+    import numpy as np
+
+    from harness.stats import summarise_rows
+
+    if not rows:
+        return []
+    apart = classes_apart(rows)
+    index: dict[tuple, int] = {}
+    if apart:
+        keys = [(r["dataset"], r["method"], row_class(r, apart)) for r in rows]
+    else:
+        keys = [(r["dataset"], r["method"], None) for r in rows]
+    group = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
+    count = len(index)
+    status = np.array([r["status"] for r in rows], dtype=object)
+    ok = status == "ok"
+    failed = (status == "failed") | (status == "timed-out")
+    skipped = status == "skipped"
+    _, first = np.unique(group, return_index=True)  # groups are numbered in order of appearance
+    cells: list[dict[str, Cell]] = [{} for _ in range(count)]
+    ok_at = np.flatnonzero(ok)
+    ok_group = group[ok_at]
+    ok_metrics = [rows[i]["metrics"] for i in ok_at.tolist()]
+    for name in report:
+        values = np.array([m.get(name) for m in ok_metrics], dtype=float)  # absent: nan
+        present = ~np.isnan(values)
+        order = np.argsort(ok_group[present], kind="stable")  # each group's values in the order written
+        ordered = values[present][order]
+        sizes = np.bincount(ok_group[present], minlength=count)
+        starts = np.cumsum(sizes) - sizes
+        for size in np.unique(sizes[sizes > 0]).tolist():
+            at = np.flatnonzero(sizes == size)
+            data = ordered[starts[at][:, None] + np.arange(size)]
+            for g, (mean, half) in zip(at.tolist(), summarise_rows(data)):
+                cells[g][name] = Cell(mean, half, size)
+    seeds_ok = np.bincount(group[ok], minlength=count).tolist()
+    seeds_failed = np.bincount(group[failed], minlength=count).tolist()
+    seeds_skipped = np.bincount(group[skipped], minlength=count).tolist()
+    devices: list[tuple[str, ...]] = [()] * count
+    named = [r.get("device") for r in rows]
+    names = sorted({d for d in named if d})
+    if names:
+        code = {d: i for i, d in enumerate(names)}
+        device = np.array([code.get(d, -1) if d else -1 for d in named], dtype=np.int64)
+        known = device >= 0
+        for pair in np.unique(group[known] * len(names) + device[known]).tolist():  # by group, then device name
+            g, d = divmod(pair, len(names))
+            devices[g] = devices[g] + (names[d],)
+    errors: list[dict[str, None]] = [{} for _ in range(count)]
+    for i in np.flatnonzero(failed).tolist():
+        errors[group[i]][f"{rows[i]['status']}: {rows[i]['error']}"] = None
+    skips: list[dict[str, None]] = [{} for _ in range(count)]
+    for i in np.flatnonzero(skipped).tolist():
+        skips[group[i]][str(rows[i].get("error") or "no reason recorded")] = None
+    return [Row(dataset, method, rows[first[g]]["kind"], cells[g], seeds_ok[g], seeds_failed[g],
+                devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
+                device_class=device_class)
+            for (dataset, method, device_class), g in index.items()]
 
 
 def by_device_class(table: list[Row]) -> list[list[Row]]:
@@ -475,6 +518,8 @@ def _skipped_blocks(board: Board) -> list:
 def current_tuning(meta: dict[str, Any], rows: list[dict], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The ``tuning.json`` entries that chose the params of the shown rows: same dataset, method,
     spec hash and code as the pair's newest rows, in the spec's order of datasets, then methods."""
+    if not entries:
+        return []  # no tuning: no need to go through a million rows
     code = {(r["dataset"], r["method"]): r.get("code") for r in rows}
     current = [e for e in entries if (e["dataset"], e["method"]) in code and e.get("spec_hash") == meta["spec_hash"]
                and e.get("code") == code[(e["dataset"], e["method"])]]

@@ -62,30 +62,40 @@ def means_and_half_widths(samples: Sequence[Sequence[float]],
         by_size.setdefault(len(values), []).append(i)
     for size, indices in by_size.items():
         data = np.array([samples[i] for i in indices], dtype=float).reshape(len(indices), size)
-        if size < 2:
-            for k, i in enumerate(indices):
-                out[i] = (float(data[k, 0]), None)
-            continue
-        low_values, high_values = data.min(axis=1), data.max(axis=1)
-        scale = np.maximum(1.0, np.maximum(np.abs(low_values), np.abs(high_values)))
-        flat = high_values - low_values <= FLOAT_NOISE * scale
-        mean = data.mean(axis=1)
-        spread = ~flat
-        if spread.any():
-            rows = data[spread]
-            centre = rows.mean(axis=1, keepdims=True)
-            n = np.float64(size)
-            variance = ((rows - centre) ** 2).mean(axis=1) * (n / (n - 1))
-            error = np.sqrt(variance / n)
-            q_low, q_high = _t_quantiles(size - 1, confidence)
-            half = ((q_high * error + centre[:, 0]) - (q_low * error + centre[:, 0])) / 2
-        spread_at = iter(half.tolist() if spread.any() else [])
-        for k, i in enumerate(indices):
-            if flat[k]:
-                out[i] = (float(data[k, 0]) if low_values[k] == high_values[k] else float(mean[k]), 0.0)
-            else:
-                out[i] = (float(mean[k]), float(next(spread_at)))
+        for i, summary in zip(indices, summarise_rows(data, confidence)):
+            out[i] = summary
     return out  # type: ignore[return-value]
+
+
+def summarise_rows(data, confidence: float = CONFIDENCE) -> list[tuple[float, float | None]]:
+    """:func:`mean_and_half_width` of each row of a 2-D float array (one sample per row, all of one size): what
+    :func:`means_and_half_widths` computes for each size, for callers that hold their samples as arrays already
+    (the leaderboard's columnar grouping)."""
+    import numpy as np
+
+    count, size = data.shape
+    if count == 0:
+        return []
+    if size < 2:
+        return [(value, None) for value in data[:, 0].tolist()]
+    low_values, high_values = data.min(axis=1), data.max(axis=1)
+    scale = np.maximum(1.0, np.maximum(np.abs(low_values), np.abs(high_values)))
+    flat = high_values - low_values <= FLOAT_NOISE * scale
+    mean = data.mean(axis=1)
+    spread = ~flat
+    half = None
+    if spread.any():
+        rows = data[spread]
+        centre = rows.mean(axis=1, keepdims=True)
+        n = np.float64(size)
+        variance = ((rows - centre) ** 2).mean(axis=1) * (n / (n - 1))
+        error = np.sqrt(variance / n)
+        q_low, q_high = _t_quantiles(size - 1, confidence)
+        half = ((q_high * error + centre[:, 0]) - (q_low * error + centre[:, 0])) / 2
+    spread_at = iter(half.tolist() if half is not None else [])
+    firsts, means, exact = data[:, 0].tolist(), mean.tolist(), (low_values == high_values).tolist()
+    return [((firsts[k] if exact[k] else means[k]), 0.0) if is_flat else (means[k], next(spread_at))
+            for k, is_flat in enumerate(flat.tolist())]
 
 
 _quantiles: dict[tuple[int, float], tuple] = {}

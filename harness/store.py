@@ -385,6 +385,15 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
+class CellRows(list):
+    """A results folder's current rows (a list), with a ``memo`` for what its readers derive from them once: the
+    claims of a folder index its rows by method once (:func:`harness.claims.paired_cells`), not once per claim."""
+
+    def __init__(self, rows=()):
+        super().__init__(rows)
+        self.memo: dict[str, Any] = {}
+
+
 def newest_code_only(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows whose code (task, dataset and method fingerprints) is that of the method's newest row.
 

@@ -33,7 +33,7 @@ from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
-from harness.store import CellRows, load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
+from harness.store import CellRows, column, load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
@@ -45,7 +45,7 @@ class NoResults(FileNotFoundError):
     pass
 
 
-@dataclass
+@dataclass(slots=True)
 class Cell:
     mean: float
     half_width: float | None  # of the 95% t-interval; None with one seed, 0.0 when every seed gave the same value
@@ -117,9 +117,13 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     spec_hash = meta["spec_hash"]
     current = newest_code_only([r for r in read_cells(folder) if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
-    latest: dict[tuple, dict] = {}
+    if not apart:  # the last row of each key, where its first row stood
+        latest: dict[tuple, Any] = dict(zip(zip(column(current, "dataset"), column(current, "method"),
+                                                column(current, "seed")), current))
+        return meta, CellRows(latest.values())
+    latest = {}
     for row in current:
-        latest[(row["dataset"], row["method"], row["seed"]) + ((device_class(row.get("device")),) if apart else ())] = row
+        latest[(row["dataset"], row["method"], row["seed"], device_class(row.get("device")))] = row
     if apart:
         placed = {key[:3] for key in latest if key[3] is not None}
         latest = {key: row for key, row in latest.items() if key[3] is not None or key[:3] not in placed}
@@ -177,13 +181,12 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
         return []
     apart = classes_apart(rows)
     index: dict[tuple, int] = {}
-    if apart:
-        keys = [(r["dataset"], r["method"], row_class(r, apart)) for r in rows]
-    else:
-        keys = [(r["dataset"], r["method"], None) for r in rows]
+    named = column(rows, "device")
+    classes = [(device_class(d) or NO_DEVICE) for d in named] if apart else [None] * len(rows)
+    keys = zip(column(rows, "dataset"), column(rows, "method"), classes)
     group = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
     count = len(index)
-    status = np.array([r["status"] for r in rows], dtype=object)
+    status = np.array(column(rows, "status"), dtype=object)
     ok = status == "ok"
     failed = (status == "failed") | (status == "timed-out")
     skipped = status == "skipped"
@@ -191,7 +194,8 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     cells: list[dict[str, Cell]] = [{} for _ in range(count)]
     ok_at = np.flatnonzero(ok)
     ok_group = group[ok_at]
-    ok_metrics = [rows[i]["metrics"] for i in ok_at.tolist()]
+    every = column(rows, "metrics")
+    ok_metrics = [every[i] for i in ok_at.tolist()]
     for name in report:
         values = np.array([m.get(name) for m in ok_metrics], dtype=float)  # absent: nan
         present = ~np.isnan(values)
@@ -208,7 +212,6 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     seeds_failed = np.bincount(group[failed], minlength=count).tolist()
     seeds_skipped = np.bincount(group[skipped], minlength=count).tolist()
     devices: list[tuple[str, ...]] = [()] * count
-    named = [r.get("device") for r in rows]
     names = sorted({d for d in named if d})
     if names:
         code = {d: i for i, d in enumerate(names)}
@@ -219,10 +222,11 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
             devices[g] = devices[g] + (names[d],)
     errors: list[dict[str, None]] = [{} for _ in range(count)]
     for i in np.flatnonzero(failed).tolist():
-        errors[group[i]][f"{rows[i]['status']}: {rows[i]['error']}"] = None
+        errors[int(group[i])][f"{rows[i]['status']}: {rows[i]['error']}"] = None
     skips: list[dict[str, None]] = [{} for _ in range(count)]
     for i in np.flatnonzero(skipped).tolist():
-        skips[group[i]][str(rows[i].get("error") or "no reason recorded")] = None
+        skips[int(group[i])][str(rows[i].get("error") or "no reason recorded")] = None
+    first = first.tolist()
     return [Row(dataset, method, rows[first[g]]["kind"], cells[g], seeds_ok[g], seeds_failed[g],
                 devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
                 device_class=device_class)
@@ -376,11 +380,11 @@ def _unit(metric: Metric, value: float) -> str:
 
 def _header_lines(board: Board) -> list[str]:
     meta, rows, spec, primary = board.meta, board.rows, board.spec, board.primary
-    commits = sorted({r["git_commit"] for r in rows})
-    devices = sorted({r["device"] for r in rows if r.get("device")})
+    commits = sorted(set(column(rows, "git_commit")))
+    devices = sorted({d for d in set(column(rows, "device")) if d})
     versions = rows[-1]["versions"] if rows else {}
-    task_versions = sorted({r["task_version"] for r in rows})
-    seeds = sorted({r["seed"] for r in rows})
+    task_versions = sorted(set(column(rows, "task_version")))
+    seeds = sorted(set(column(rows, "seed")))
     lines = [
         f"spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
         f"version {', '.join(task_versions) or '?'}",
@@ -909,10 +913,11 @@ def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cu
     found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
     labels: dict[tuple[str, str], tuple[str, str]] = {}
     apart = classes_apart(board.rows)  # then a line per method and device class
-    for row in board.rows:
-        if row.get("status") != "ok":
+    rows = board.rows
+    for row, status, curves in zip(rows, column(rows, "status"), column(rows, "curves")):
+        if status != "ok" or not curves:
             continue
-        for name, curve in (row.get("curves") or {}).items():
+        for name, curve in curves.items():
             found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
             labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
     panels = {}

@@ -298,6 +298,26 @@ def _shared(shared: dict[bytes, Any], raw) -> Any:
     return shared[text]
 
 
+# the longest strings that every row repeats: one object per distinct value saves 0.35 GB of 1M rows' 1.5 GB, for
+# 1.1 s of CPU (the short ones, status, split, kind, task_version, would cost 0.9 s more for 0.2 GB)
+_REPEATED_FIELDS = ("dataset", "method", "device", "spec_hash", "git_commit")
+
+
+def _intern(cells: list, name: str) -> None:
+    """Make each cell's string ``name`` the one interned string of its value (``sys.intern``), in C passes (``map``
+    of ``attrgetter``, ``intern``, ``setattr``): a million rows hold one string per distinct value, not a million
+    strings, and the grouping's hashing and comparisons hit cached hashes. A field holding anything but strings
+    (None where a row lacks it) is left as it is."""
+    import operator
+    import sys
+    from collections import deque
+    from itertools import repeat
+
+    values = list(map(operator.attrgetter(name), cells))
+    if all(type(value) is str for value in set(values)):  # not None, not a number: sys.intern takes only str
+        deque(map(setattr, cells, repeat(name), map(sys.intern, values)), maxlen=0)
+
+
 def read_cells(folder: Path, extra: tuple[str, ...] = ()) -> Iterator[Any]:
     """:func:`read_runs` with only the fields a leaderboard, a claim or ``harness check`` reads (and ``extra``: the
     runner adds ``params`` and ``spec``), decoded fast.
@@ -369,6 +389,8 @@ def read_cells(folder: Path, extra: tuple[str, ...] = ()) -> Iterator[Any]:
                         if raw != last_params[0]:
                             last_params = (raw, _shared(shared, raw))
                         cell.dataset_params = last_params[1]
+                for name in _REPEATED_FIELDS:  # one string object per distinct value, not one per row
+                    _intern(cells, name)
                 yield from cells
     finally:
         if collecting:

@@ -200,3 +200,36 @@ def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
     assert "per-dataset tables are in" not in markdown
     assert sum(line.startswith("## ") for line in markdown.splitlines()) >= PAGE_LIMIT
     assert "## diabetes-m8-000047" in markdown
+
+
+def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without_them(tmp_path, capsys):
+    """The columnar path skips a damaged line, reports it once with its line number and builds every page as from
+    the folder without it (the pages above the page limit included)."""
+    from harness.leaderboard import PAGE_LIMIT
+
+    clean = _synthetic(tmp_path / "clean", datasets=PAGE_LIMIT + 1)
+    damaged = tmp_path / "damaged"
+    shutil.copytree(clean, damaged)
+    lines = (clean / "runs.jsonl").read_bytes().splitlines(keepends=True)
+    broken = lines[:5] + [b"{not json\n"] + lines[5:100] + [b"\xff\xfe\n", b"[1]\n"] + lines[100:]
+    (damaged / "runs.jsonl").write_bytes(b"".join(broken))
+    store._reported.clear()
+    write_leaderboard(clean)
+    assert capsys.readouterr().err == ""
+    write_leaderboard(damaged)
+    err = capsys.readouterr().err
+    assert [int(line.split(":")[1]) for line in err.splitlines()] == [6, 102, 103]
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json"):
+        assert (damaged / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def test_the_reader_shares_one_object_per_distinct_repeated_value(tmp_path):
+    """dataset_params, code and versions are one object per distinct value, and the long repeated strings are
+    interned: a million rows do not hold a million copies of each (the rows are equal either way)."""
+    folder = _synthetic(tmp_path, datasets=8)
+    cells = list(read_cells(folder))
+    params = {id(c["dataset_params"]) for c in cells}
+    assert len(params) == len({json.dumps(c["dataset_params"], sort_keys=True) for c in cells}) < len(cells)
+    assert len({id(c["versions"]) for c in cells}) == 1
+    for name in ("dataset", "method", "device", "spec_hash", "git_commit"):
+        assert len({id(c[name]) for c in cells}) == len({c[name] for c in cells}), name

@@ -186,7 +186,7 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
         for method in dict.fromkeys((better, than)):
             cells = found[method] = {}
             for row in by_method.get(method, ()):
-                if row["status"] == "ok" and (wanted is None or row["dataset"] in wanted):
+                if (wanted is None or row["dataset"] in wanted) and row["status"] == "ok":
                     values = row["metrics"]
                     if metric in values:
                         cells[(row["dataset"], row["seed"])] = values[metric]

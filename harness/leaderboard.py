@@ -196,8 +196,9 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     ok_group = group[ok_at]
     every = column(rows, "metrics")
     ok_metrics = [every[i] for i in ok_at.tolist()]
-    for name in report:
-        values = np.array([m.get(name) for m in ok_metrics], dtype=float)  # absent: nan
+    table = _metric_table(ok_metrics, report)
+    for k, name in enumerate(report):
+        values = table[:, k]
         present = ~np.isnan(values)
         order = np.argsort(ok_group[present], kind="stable")  # each group's values in the order written
         ordered = values[present][order]
@@ -231,6 +232,24 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
                 devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
                 device_class=device_class)
             for (dataset, method, device_class), g in index.items()]
+
+
+def _metric_table(metrics: list[dict], report: list[str]):
+    """A float array of one row per metrics dict and one column per name of ``report``; nan where a dict lacks one.
+
+    Where every dict has every name (the common case), one C pass (``operator.itemgetter``) reads them all: a
+    million rows' seven metrics in a fraction of a second, not seven Python passes."""
+    import operator
+
+    import numpy as np
+
+    if not report:
+        return np.empty((len(metrics), 0))
+    try:
+        found = list(map(operator.itemgetter(*report), metrics))
+    except KeyError:
+        return np.array([[m.get(name) for name in report] for m in metrics], dtype=float).reshape(-1, len(report))
+    return np.array(found, dtype=float).reshape(-1, len(report))
 
 
 def by_device_class(table: list[Row]) -> list[list[Row]]:

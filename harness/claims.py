@@ -161,9 +161,21 @@ def _indexed(rows) -> tuple[bool, dict[str, list]]:
     memo = getattr(rows, "memo", None)
     if memo is not None and "claims" in memo:
         return memo["claims"]
-    by_method: dict[str, list] = {}
-    for row in rows:
-        by_method.setdefault(row["method"], []).append(row)
+    import itertools
+
+    import numpy as np
+
+    from harness.store import column
+
+    methods = column(rows, "method")
+    first: dict[str, int] = {}
+    codes = np.fromiter(map(first.setdefault, methods, itertools.count()), dtype=np.int64, count=len(methods))
+    order = np.argsort(codes, kind="stable")  # each method's rows together, in the order written
+    ordered = np.empty(len(rows), dtype=object)
+    ordered[:] = rows
+    ordered = ordered[order].tolist()
+    bounds = np.searchsorted(codes[order], list(first.values()) + [len(rows)]).tolist()
+    by_method = {method: ordered[bounds[k]:bounds[k + 1]] for k, method in enumerate(first)}
     found = (classes_apart(rows), by_method)
     if memo is not None:
         memo["claims"] = found

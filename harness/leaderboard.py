@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import html
 import io
+import itertools
 import json
 import math
 import re
@@ -184,8 +185,12 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     named = column(rows, "device")
     classes = [(device_class(d) or NO_DEVICE) for d in named] if apart else [None] * len(rows)
     keys = zip(column(rows, "dataset"), column(rows, "method"), classes)
-    group = np.array([index.setdefault(key, len(index)) for key in keys], dtype=np.int64)
+    # each key's number is the row number of its first row (a C pass); ranked, they number the groups 0, 1, ...
+    # in order of appearance
+    firsts = np.fromiter(map(index.setdefault, keys, itertools.count()), dtype=np.int64, count=len(rows))
+    _, group = np.unique(firsts, return_inverse=True)
     count = len(index)
+    index = dict(zip(index, range(count)))
     status = np.array(column(rows, "status"), dtype=object)
     ok = status == "ok"
     failed = (status == "failed") | (status == "timed-out")

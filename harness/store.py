@@ -306,16 +306,19 @@ _REPEATED_FIELDS = ("dataset", "method", "device", "spec_hash", "git_commit")
 def _intern(cells: list, name: str) -> None:
     """Make each cell's string ``name`` the one interned string of its value (``sys.intern``), in C passes (``map``
     of ``attrgetter``, ``intern``, ``setattr``): a million rows hold one string per distinct value, not a million
-    strings, and the grouping's hashing and comparisons hit cached hashes. A field holding anything but strings
-    (None where a row lacks it) is left as it is."""
+    strings, and the grouping's hashing and comparisons hit cached hashes. A value that is not a string (None
+    where a row lacks the field) is left as it is."""
     import operator
     import sys
     from collections import deque
     from itertools import repeat
 
     values = list(map(operator.attrgetter(name), cells))
-    if all(type(value) is str for value in set(values)):  # not None, not a number: sys.intern takes only str
+    try:
         deque(map(setattr, cells, repeat(name), map(sys.intern, values)), maxlen=0)
+    except TypeError:  # a row without it (None) or with another type: sys.intern takes only str
+        shared = [sys.intern(value) if type(value) is str else value for value in values]
+        deque(map(setattr, cells, repeat(name), shared), maxlen=0)
 
 
 def read_cells(folder: Path, extra: tuple[str, ...] = ()) -> Iterator[Any]:

@@ -269,3 +269,18 @@ def test_the_one_sided_test_is_scipys_bit_for_bit_without_importing_scipy_stats(
             float(data.mean()), (float(low), float(high)), float(p_value)), (values, margin)
         compared += 1
     assert compared > 1000
+
+
+def test_a_chunk_where_some_rows_lack_a_repeated_field_keeps_them_none_and_interns_the_rest(tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    lines = []
+    for i in range(6):
+        row = json.loads(_row(i))
+        if i % 2:
+            row["device"] = "cpu: " + "x" * 40  # the same text, a new string object per decoded row
+        lines.append(json.dumps(row) + "\n")
+    (folder / "runs.jsonl").write_text("".join(lines))
+    cells = list(read_cells(folder))
+    assert [c["device"] for c in cells] == [r.get("device") for r in read_runs(folder)]
+    assert len({id(c["device"]) for c in cells if c["device"] is not None}) == 1

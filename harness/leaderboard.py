@@ -221,7 +221,8 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     names = sorted({d for d in named if d})
     if names:
         code = {d: i for i, d in enumerate(names)}
-        device = np.array([code.get(d, -1) if d else -1 for d in named], dtype=np.int64)
+        # None and "" are no device: not in ``code``, so -1
+        device = np.fromiter(map(code.get, named, itertools.repeat(-1)), dtype=np.int64, count=len(named))
         known = device >= 0
         for pair in np.unique(group[known] * len(names) + device[known]).tolist():  # by group, then device name
             g, d = divmod(pair, len(names))

@@ -116,7 +116,8 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     meta = load_yaml((folder / "spec.yaml").read_text())
     spec_hash = meta["spec_hash"]
-    current = newest_code_only([r for r in read_cells(folder) if r.spec_hash == spec_hash and r.split == "test"])
+    current = newest_code_only([r for r in read_cells(folder, intern=True)
+                                if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
     if not apart:  # the last row of each key, where its first row stood
         latest: dict[tuple, Any] = dict(zip(zip(column(current, "dataset"), column(current, "method"),

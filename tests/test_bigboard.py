@@ -227,7 +227,8 @@ def test_the_reader_shares_one_object_per_distinct_repeated_value(tmp_path):
     """dataset_params, code and versions are one object per distinct value, and the long repeated strings are
     interned: a million rows do not hold a million copies of each (the rows are equal either way)."""
     folder = _synthetic(tmp_path, datasets=8)
-    cells = list(read_cells(folder))
+    cells = list(read_cells(folder, intern=True))
+    assert [fields(c) for c in cells] == [fields(r) for r in read_runs(folder)]
     params = {id(c["dataset_params"]) for c in cells}
     assert len(params) == len({json.dumps(c["dataset_params"], sort_keys=True) for c in cells}) < len(cells)
     assert len({id(c["versions"]) for c in cells}) == 1
@@ -281,6 +282,6 @@ def test_a_chunk_where_some_rows_lack_a_repeated_field_keeps_them_none_and_inter
             row["device"] = "cpu: " + "x" * 40  # the same text, a new string object per decoded row
         lines.append(json.dumps(row) + "\n")
     (folder / "runs.jsonl").write_text("".join(lines))
-    cells = list(read_cells(folder))
+    cells = list(read_cells(folder, intern=True))
     assert [c["device"] for c in cells] == [r.get("device") for r in read_runs(folder)]
     assert len({id(c["device"]) for c in cells if c["device"] is not None}) == 1

@@ -4,8 +4,11 @@ The folder is :mod:`benchmarks.synthetic_runs`'s (1,667 datasets × 6 methods ×
 ``results/quick/tight-sgp``), written once per benchmark environment by ``setup_cache``. What is timed
 is the whole rebuild of its pages: reading runs.jsonl, the tables and claims, the Markdown, CSV and HTML
 with its figure. Before msgspec's reader and the batched intervals, ``harness leaderboard`` on this folder took
-171 s and 2.7 GiB on the 2-core project machine (4.5 s and 0.35 GiB after); a return of the dict reader, of one
-scipy t-test per cell or of a panel per dataset shows here.
+171 s and 2.7 GiB on the 2-core project machine (4.5 s and 0.35 GiB after); with the columnar grouping, the
+claims' join, the summary page beyond 48 datasets, the shared strings and no scipy.stats, 2.9 s (on the machine
+shared with other work, load average 2.3) and 0.28 GiB. A return of the dict reader, of one scipy t-test per cell, of
+a per-row grouping or pairing, or of a table or panel per dataset shows here; the 1M-row figure (README, "Cost at
+scale") is measured by hand, as it takes minutes of setup.
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from harness.stats import _constant, _nearly_equal_is_fine, mean_and_half_width,
 from harness.store import RECORD_FIELDS, read_cells, read_runs
 
 QUICK = sorted(p.parent for p in (ROOT / "results" / "quick").glob("*/runs.jsonl"))
+COMMITTED = QUICK + sorted(p.parent for p in (ROOT / "results" / "default").glob("*/runs.jsonl"))
 PAGES = ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json", "curves.svg")
 
 
@@ -34,9 +35,10 @@ def test_the_fast_reader_gives_the_dict_readers_rows_on_every_committed_folder(f
     assert all(c["metrics"] == r["metrics"] and c["status"] == r["status"] for c, r in zip(cells, rows))
 
 
-@pytest.mark.parametrize("folder", QUICK, ids=lambda p: p.name)
-def test_every_committed_quick_page_rebuilds_byte_for_byte(folder, tmp_path):
-    """The committed pages were written by the dict reader and scipy's t-test: the fast path writes the same bytes."""
+@pytest.mark.parametrize("folder", COMMITTED, ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_every_committed_page_rebuilds_byte_for_byte(folder, tmp_path):
+    """The committed pages were written by the dict reader, scipy's t-test and the per-row grouping and pairing:
+    the columnar path writes the same bytes, quick and default profile alike."""
     copy = tmp_path / folder.name
     shutil.copytree(folder, copy)
     write_leaderboard(copy)
@@ -161,3 +163,125 @@ def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_say
     plt.close(fig)
     assert len(drawn) == PANEL_LIMIT
     assert f"the first {PANEL_LIMIT} of {PANEL_LIMIT + 2} panels" in title
+
+
+def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_csv(tmp_path):
+    """Above PAGE_LIMIT datasets the Markdown and HTML pages carry no per-dataset table but say the CSV has them;
+    the CSV keeps every dataset × method row, claims.json every dataset's difference."""
+    from harness.leaderboard import PAGE_LIMIT
+
+    folder = _synthetic(tmp_path, datasets=PAGE_LIMIT + 1)
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    html = (folder / "leaderboard.html").read_text()
+    for page in (markdown, html):
+        assert "per-dataset tables are in" in page and "leaderboard.csv" in page
+        assert f"Per dataset ({PAGE_LIMIT + 1} datasets)" in page
+        assert "kin-m8-000005" not in page.split("Per dataset (")[1]  # no section per dataset after the summary
+    assert "## kin-m8-000005" not in markdown and "## snelson-m5\n" not in markdown
+    summary = markdown.split("| method | kind | datasets | ranked |")[1].split("\n\n")[0]
+    assert summary.count("| implementation |") == 6
+    csv_rows = (folder / "leaderboard.csv").read_text().splitlines()
+    assert len(csv_rows) == 1 + (PAGE_LIMIT + 1) * 6
+    assert {line.split(",")[2] for line in csv_rows[1:]} == {d for d in compute(folder).tables}
+    claims = json.loads((folder / "claims.json").read_text())["claims"]
+    pooled = next(c for c in claims if not c.get("datasets") and c["claim"] == "tight-above-titsias-at-equal-hypers")
+    assert len(pooled["per_dataset"]) == PAGE_LIMIT + 1
+    assert f"{PAGE_LIMIT + 1} datasets: + on" in markdown and "every dataset's difference is in claims.json" in markdown
+    assert "synthetic failure (on " in markdown
+
+
+def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
+    from harness.leaderboard import PAGE_LIMIT
+
+    folder = _synthetic(tmp_path, datasets=PAGE_LIMIT)
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    assert "per-dataset tables are in" not in markdown
+    assert sum(line.startswith("## ") for line in markdown.splitlines()) >= PAGE_LIMIT
+    assert "## diabetes-m8-000047" in markdown
+
+
+def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without_them(tmp_path, capsys):
+    """The columnar path skips a damaged line, reports it once with its line number and builds every page as from
+    the folder without it (the pages above the page limit included)."""
+    from harness.leaderboard import PAGE_LIMIT
+
+    clean = _synthetic(tmp_path / "clean", datasets=PAGE_LIMIT + 1)
+    damaged = tmp_path / "damaged"
+    shutil.copytree(clean, damaged)
+    lines = (clean / "runs.jsonl").read_bytes().splitlines(keepends=True)
+    broken = lines[:5] + [b"{not json\n"] + lines[5:100] + [b"\xff\xfe\n", b"[1]\n"] + lines[100:]
+    (damaged / "runs.jsonl").write_bytes(b"".join(broken))
+    store._reported.clear()
+    write_leaderboard(clean)
+    assert capsys.readouterr().err == ""
+    write_leaderboard(damaged)
+    err = capsys.readouterr().err
+    assert [int(line.split(":")[1]) for line in err.splitlines()] == [6, 102, 103]
+    for name in ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json"):
+        assert (damaged / name).read_bytes() == (clean / name).read_bytes(), name
+
+
+def test_the_reader_shares_one_object_per_distinct_repeated_value(tmp_path):
+    """dataset_params, code and versions are one object per distinct value, and the long repeated strings are
+    interned: a million rows do not hold a million copies of each (the rows are equal either way)."""
+    folder = _synthetic(tmp_path, datasets=8)
+    cells = list(read_cells(folder, intern=True))
+    assert [fields(c) for c in cells] == [fields(r) for r in read_runs(folder)]
+    params = {id(c["dataset_params"]) for c in cells}
+    assert len(params) == len({json.dumps(c["dataset_params"], sort_keys=True) for c in cells}) < len(cells)
+    assert len({id(c["versions"]) for c in cells}) == 1
+    for name in ("dataset", "method", "device", "spec_hash", "git_commit"):
+        assert len({id(c[name]) for c in cells}) == len({c[name] for c in cells}), name
+
+
+def test_the_one_sided_test_is_scipys_bit_for_bit_without_importing_scipy_stats():
+    """``one_sided_t`` computes ``ttest_1samp``'s interval and one-sided p-value from scipy.special (scipy.stats
+    costs 0.75 s to import, most of a 100k-row leaderboard's fixed cost): the same floats, margins included."""
+    import warnings
+
+    from scipy import stats
+
+    from harness.stats import one_sided_t
+
+    draw = random.Random(71)
+    compared = 0
+    for _ in range(1500):
+        n = draw.choice([2, 3, 5, 10, 17, 100])
+        base = draw.uniform(-1e3, 1e3) * 10 ** draw.randint(-8, 8)
+        kind = draw.random()
+        if kind < 0.2:
+            values = [base * (1 + 1e-13 * draw.random()) for _ in range(n)]
+        elif kind < 0.3:
+            values = [draw.randint(0, 5) for _ in range(n)]
+        else:
+            values = [base + draw.gauss(0, 1) * abs(base) for _ in range(n)]
+        if no_spread(values):
+            continue
+        margin = draw.choice([0.0, base * 0.1, -0.5, 1e-3])
+        data = np.asarray(values, dtype=float)
+        with _nearly_equal_is_fine(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            low, high = stats.ttest_1samp(data, 0.0).confidence_interval(0.95)
+            p_value = stats.ttest_1samp(data, popmean=margin, alternative="greater").pvalue
+        result = one_sided_t(values, margin)
+        assert (result.mean, result.interval, result.p_value) == (
+            float(data.mean()), (float(low), float(high)), float(p_value)), (values, margin)
+        compared += 1
+    assert compared > 1000
+
+
+def test_a_chunk_where_some_rows_lack_a_repeated_field_keeps_them_none_and_interns_the_rest(tmp_path):
+    folder = tmp_path / "f"
+    folder.mkdir()
+    lines = []
+    for i in range(6):
+        row = json.loads(_row(i))
+        if i % 2:
+            row["device"] = "cpu: " + "x" * 40  # the same text, a new string object per decoded row
+        lines.append(json.dumps(row) + "\n")
+    (folder / "runs.jsonl").write_text("".join(lines))
+    cells = list(read_cells(folder, intern=True))
+    assert [c["device"] for c in cells] == [r.get("device") for r in read_runs(folder)]
+    assert len({id(c["device"]) for c in cells if c["device"] is not None}) == 1

@@ -130,8 +130,12 @@ def _module_digest(module: str) -> str:
     path = _source_file(module)
     if path is None:  # no source file to read (a compiled or generated module): its name stands in
         return "no-source"
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return hashlib.sha256(_canonical(_without_docstrings(tree)).encode()).hexdigest()
+    return source_digest(path.read_text(encoding="utf-8"))
+
+
+def source_digest(source: str) -> str:
+    """The digest a module's fingerprint takes of its source: its syntax tree, docstrings and comments left out."""
+    return hashlib.sha256(_canonical(_without_docstrings(ast.parse(source))).encode()).hexdigest()
 
 
 def _without_docstrings(tree: ast.AST) -> ast.AST:

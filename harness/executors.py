@@ -171,6 +171,8 @@ class LocalExecutor(Executor):
             if worker.process.is_alive():
                 self._kill(worker)
         self._workers, self._busy, self._pending, self._pending_count = [], [], {}, 0
+        self._selector.close()
+        self._selector = selectors.DefaultSelector()  # a closed pool may be used again
 
     # pending cells ---------------------------------------------------------------------
 

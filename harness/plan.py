@@ -60,16 +60,9 @@ class Cell:
         return stable_hash(self._key_fields(self.seed))[:20]
 
     def _key_fields(self, seed: Any) -> dict[str, Any]:
-        return {
-            "task": [self.spec.task, self.task_version],
-            "dataset": [self.dataset.name, self.dataset.params],
-            "method": [self.method.name, self.params],
-            "seed": seed,
-            "split": self.split,
-            "profile": self.spec.profile,
-            "hardware": [self.device, self.spec.hardware.precision],
-            "code": self.code,
-        }
+        return key_fields(self.spec.task, self.task_version, self.dataset.name, self.dataset.params, self.method.name,
+                          self.params, seed, self.split, self.spec.profile, self.device, self.spec.hardware.precision,
+                          self.code)
 
     def key_for_seeds(self) -> Callable[[int], str]:
         """The key of this cell with another seed, everything else the same: :attr:`key`'s hash of the same
@@ -106,6 +99,21 @@ class Cell:
             "group": f"{self.split}/{self.seed}/{self.method.id}",
             "key": self.key,  # a cluster executor finds a result an earlier, killed run left by it
         }
+
+
+def key_fields(task: str, task_version: str, dataset_name: str, dataset_params: dict, method_name: str, params: dict,
+               seed: Any, split: str, profile: str, device: str, precision: str, code: dict) -> dict[str, Any]:
+    """What a cell's key hashes (:attr:`Cell.key`: ``stable_hash`` of this, first 20 hex digits)."""
+    return {
+        "task": [task, task_version],
+        "dataset": [dataset_name, dataset_params],
+        "method": [method_name, params],
+        "seed": seed,
+        "split": split,
+        "profile": profile,
+        "hardware": [device, precision],
+        "code": code,
+    }
 
 
 def apply_options(spec: Spec, options: RunOptions) -> Spec:

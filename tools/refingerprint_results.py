@@ -17,8 +17,6 @@ rows. Nothing is run; the pages are rebuilt by ``harness leaderboard`` afterward
 """
 from __future__ import annotations
 
-import ast
-import hashlib
 import json
 import subprocess
 import sys
@@ -27,7 +25,8 @@ from pathlib import Path
 
 import yaml
 
-from harness.code import _canonical, _module_digest, _source_file, _without_docstrings, fingerprint, import_closure
+from harness.code import _module_digest, _source_file, fingerprint, import_closure, source_digest
+from harness.plan import key_fields
 from harness.registry import default_registry
 from harness.spec.model import stable_hash
 from harness.store import RUNS_FILE, TUNING_FILE, write_atomic
@@ -37,13 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def key_of(row: dict, code: dict, device: str, precision: str) -> str:
     """:attr:`harness.plan.Cell.key` from a row's fields."""
-    return stable_hash({
-        "task": [row["task"], row["task_version"]],
-        "dataset": [row["dataset_name"], row["dataset_params"]],
-        "method": [row["method_name"], row["params"]],
-        "seed": row["seed"], "split": row["split"], "profile": row["profile"],
-        "hardware": [device, precision], "code": code,
-    })[:20]
+    return stable_hash(key_fields(row["task"], row["task_version"], row["dataset_name"], row["dataset_params"],
+                                  row["method_name"], row["params"], row["seed"], row["split"], row["profile"],
+                                  device, precision, code))[:20]
 
 
 def git(*args: str) -> subprocess.CompletedProcess:
@@ -59,13 +54,9 @@ def unchanged_since(commit: str, target: str) -> bool:
         if path is None or not path.is_relative_to(ROOT):
             return False
         then = git("show", f"{commit}:{path.relative_to(ROOT)}")
-        if then.returncode != 0 or _digest(then.stdout) != _module_digest(module):
+        if then.returncode != 0 or source_digest(then.stdout) != _module_digest(module):
             return False  # the module did not exist then, or its code differs
     return True
-
-
-def _digest(source: str) -> str:
-    return hashlib.sha256(_canonical(_without_docstrings(ast.parse(source))).encode()).hexdigest()
 
 
 def fix_folder(folder: Path) -> tuple[int, int, int]:

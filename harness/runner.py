@@ -67,7 +67,7 @@ def _archive(folder: Path) -> Path:
 def write_resolved_spec(spec: Spec, folder: Path) -> None:
     import yaml
 
-    from harness.store import write_atomic
+    from harness.store import load_yaml, remember_yaml, write_atomic
 
     header = (f"# The resolved spec this folder's runs came from: {spec.path}, profile {spec.profile!r},\n"
               f"# with the command line's overrides applied. spec_hash: {spec.spec_hash}\n")
@@ -78,11 +78,15 @@ def write_resolved_spec(spec: Spec, folder: Path) -> None:
     path = folder / "spec.yaml"
     if path.exists():  # the same spec again: libyaml reads it back far faster than PyYAML's emitter writes it
         try:
-            if yaml.load(path.read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == body:
+            text = path.read_text(encoding="utf-8")
+            if load_yaml(text) == body:
+                remember_yaml(text, body)  # the leaderboard reads it next
                 return
         except (yaml.YAMLError, UnicodeDecodeError):
             pass  # damaged: written again
-    write_atomic(path, header + dump_yaml(body))
+    text = header + dump_yaml(body)
+    write_atomic(path, text)
+    remember_yaml(text, body)
 
 
 def dump_yaml(body: Any) -> str:

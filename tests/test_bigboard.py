@@ -225,6 +225,23 @@ def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without
         assert (damaged / name).read_bytes() == (clean / name).read_bytes(), name
 
 
+def test_rows_with_and_without_a_shared_field_read_as_the_dict_reader_reads_them(tmp_path):
+    """A row skipped before its code was known has no ``code`` (null or absent) beside rows that have one: each
+    keeps its own, and equal texts are one object."""
+    lines = []
+    for i in range(6):
+        row = json.loads(_row(i))
+        if i % 3:
+            row["code"] = {"task": "t", "method": f"m{i % 2}"}
+        if i == 3:
+            row["code"] = None
+        lines.append((json.dumps(row) + "\n").encode())
+    (tmp_path / "runs.jsonl").write_bytes(b"".join(lines))
+    cells = list(read_cells(tmp_path))
+    assert [c["code"] for c in cells] == [r.get("code") for r in read_runs(tmp_path)]
+    assert cells[1]["code"] is cells[5]["code"] and cells[2]["code"] is not cells[1]["code"]
+
+
 def test_the_reader_shares_one_object_per_distinct_repeated_value(tmp_path):
     """dataset_params, code and versions are one object per distinct value, and the long repeated strings are
     interned: a million rows do not hold a million copies of each (the rows are equal either way)."""

@@ -92,7 +92,6 @@ class _Worker:
     queue: deque = field(default_factory=deque)
     deadline: float = math.inf  # of the first cell in the queue
     started: float = 0.0  # when the worker began the first cell (or it was sent, until the worker says)
-    began: bool = False  # the worker said it began the first cell
     ready: bool = False  # it said it began its first cell: it has imported and started, and begins each next cell
     # the moment it has one, so the parent no longer waits for a message per cell to start the timeout
     group: Any = None  # the group of the last cell it took
@@ -261,7 +260,6 @@ class LocalExecutor(Executor):
 
         Until a new worker says it began its first cell, the deadline allows for its start-up.
         """
-        worker.began = worker.ready
         worker.started = sent
         allowance = 0.0 if worker.ready else _STARTUP_ALLOWANCE_S
         worker.deadline = sent + float(worker.queue[0][1]["timeout_s"]) + allowance
@@ -274,7 +272,7 @@ class LocalExecutor(Executor):
                 try:
                     message = worker.conn.recv()
                     if message == CELL_STARTED:  # a new worker began its first cell: the timeout runs from now
-                        worker.ready = worker.began = True
+                        worker.ready = True
                         worker.started = time.monotonic()
                         worker.deadline = worker.started + float(worker.queue[0][1]["timeout_s"])
                     else:

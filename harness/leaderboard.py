@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
+from harness.columns import current_rows, read_columns
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
@@ -114,8 +115,14 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     folder = Path(folder)
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
-    meta = load_yaml((folder / "spec.yaml").read_text())
+    text = (folder / "spec.yaml").read_text()
+    columns = read_columns(folder, text)  # first: it may hold the text parsed
+    meta = load_yaml(text)
     spec_hash = meta["spec_hash"]
+    if columns is not None:
+        found = current_rows(columns, spec_hash)
+        if found is not None:
+            return meta, found
     current = newest_code_only([r for r in read_cells(folder, intern=True)
                                 if r.spec_hash == spec_hash and r.split == "test"])
     apart = classes_apart(current)
@@ -184,14 +191,27 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     apart = classes_apart(rows)
     index: dict[tuple, int] = {}
     named = column(rows, "device")
-    classes = [(device_class(d) or NO_DEVICE) for d in named] if apart else [None] * len(rows)
-    keys = zip(column(rows, "dataset"), column(rows, "method"), classes)
-    # each key's number is the row number of its first row (a C pass); ranked, they number the groups 0, 1, ...
-    # in order of appearance
-    firsts = np.fromiter(map(index.setdefault, keys, itertools.count()), dtype=np.int64, count=len(rows))
-    _, group = np.unique(firsts, return_inverse=True)
+    if hasattr(rows, "codes"):  # harness.columns.ColumnRows (one device class): groups from the integer codes
+        pair = rows.codes("dataset").astype(np.int64) * len(rows.columns.values["method"]) + rows.codes("method")
+        _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
+        order = np.argsort(at, kind="stable")  # the groups in order of appearance
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        group = rank[inverse.reshape(-1)]
+        datasets, methods = rows.columns.values["dataset"], rows.columns.values["method"]
+        starts = at[order]
+        index = dict(zip(zip(map(datasets.__getitem__, rows.codes("dataset")[starts].tolist()),
+                             map(methods.__getitem__, rows.codes("method")[starts].tolist()),
+                             itertools.repeat(None)), range(len(order))))
+    else:
+        classes = [(device_class(d) or NO_DEVICE) for d in named] if apart else [None] * len(rows)
+        keys = zip(column(rows, "dataset"), column(rows, "method"), classes)
+        # each key's number is the row number of its first row (a C pass); ranked, they number the groups 0, 1,
+        # ... in order of appearance
+        firsts = np.fromiter(map(index.setdefault, keys, itertools.count()), dtype=np.int64, count=len(rows))
+        _, group = np.unique(firsts, return_inverse=True)
+        index = dict(zip(index, range(len(index))))
     count = len(index)
-    index = dict(zip(index, range(count)))
     status = np.array(column(rows, "status"), dtype=object)
     ok = status == "ok"
     failed = (status == "failed") | (status == "timed-out")
@@ -200,9 +220,11 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     cells: list[dict[str, Cell]] = [{} for _ in range(count)]
     ok_at = np.flatnonzero(ok)
     ok_group = group[ok_at]
-    every = column(rows, "metrics")
-    ok_metrics = [every[i] for i in ok_at.tolist()]
-    table = _metric_table(ok_metrics, report)
+    if hasattr(rows, "metric"):  # harness.columns.ColumnRows: its metric columns, nan where a row lacks one
+        table = np.stack([rows.metric(name)[ok_at] for name in report], axis=1) if report else np.empty((len(ok_at), 0))
+    else:
+        every = column(rows, "metrics")
+        table = _metric_table([every[i] for i in ok_at.tolist()], report)
     for k, name in enumerate(report):
         values = table[:, k]
         present = ~np.isnan(values)
@@ -229,13 +251,15 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
             g, d = divmod(pair, len(names))
             devices[g] = devices[g] + (names[d],)
     errors: list[dict[str, None]] = [{} for _ in range(count)]
+    said = column(rows, "error")
     for i in np.flatnonzero(failed).tolist():
-        errors[int(group[i])][f"{rows[i]['status']}: {rows[i]['error']}"] = None
+        errors[int(group[i])][f"{status[i]}: {said[i]}"] = None
     skips: list[dict[str, None]] = [{} for _ in range(count)]
     for i in np.flatnonzero(skipped).tolist():
-        skips[int(group[i])][str(rows[i].get("error") or "no reason recorded")] = None
+        skips[int(group[i])][str(said[i] or "no reason recorded")] = None
     first = first.tolist()
-    return [Row(dataset, method, rows[first[g]]["kind"], cells[g], seeds_ok[g], seeds_failed[g],
+    kinds = column(rows, "kind")
+    return [Row(dataset, method, kinds[first[g]], cells[g], seeds_ok[g], seeds_failed[g],
                 devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
                 device_class=device_class)
             for (dataset, method, device_class), g in index.items()]
@@ -550,7 +574,7 @@ def current_tuning(meta: dict[str, Any], rows: list[dict], entries: list[dict[st
     spec hash and code as the pair's newest rows, in the spec's order of datasets, then methods."""
     if not entries:
         return []  # no tuning: no need to go through a million rows
-    code = {(r["dataset"], r["method"]): r.get("code") for r in rows}
+    code = dict(zip(zip(column(rows, "dataset"), column(rows, "method")), column(rows, "code")))
     current = [e for e in entries if (e["dataset"], e["method"]) in code and e.get("spec_hash") == meta["spec_hash"]
                and e.get("code") == code[(e["dataset"], e["method"])]]
     datasets = [d.get("id", d["name"]) for d in meta["spec"]["datasets"]]
@@ -940,9 +964,10 @@ def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cu
     labels: dict[tuple[str, str], tuple[str, str]] = {}
     apart = classes_apart(board.rows)  # then a line per method and device class
     rows = board.rows
-    for row, status, curves in zip(rows, column(rows, "status"), column(rows, "curves")):
+    for at, (status, curves) in enumerate(zip(column(rows, "status"), column(rows, "curves"))):
         if status != "ok" or not curves:
             continue
+        row = rows[at]
         for name, curve in curves.items():
             found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
             labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))

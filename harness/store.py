@@ -250,7 +250,7 @@ def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
                 return  # a line cut by a crash; the next run removes it
             record = _record(raw)
             if record is None:
-                _report(path, number, f"not a cell record (expected a JSON object with {', '.join(RECORD_FIELDS)})")
+                report_damaged(path, number)
                 continue
             yield record
 
@@ -358,50 +358,68 @@ def read_cells(folder: Path, extra: tuple[str, ...] = (), intern: bool = False) 
     """
     import gc
 
-    import msgspec
-
     path = Path(folder) / RUNS_FILE
     if not path.exists():
         return
-    decoder = _cell_decoder(tuple(extra))
     decoded = _Decoded()
-    first = 1  # the line number of the chunk's first line
     collecting = gc.isenabled()
     gc.disable()  # a million new containers would start as many collections; Structs hold no cycle
     try:
-        with open(path, "rb") as f:
-            rest = b""
-            while True:
-                block = f.read(_CHUNK)
-                data = rest + block
-                end = data.rfind(b"\n") + 1
-                if not block:
-                    break  # data (if any) is a last line cut by a crash; the next run removes it
-                chunk, rest = memoryview(data)[:end], data[end:]  # a view: no copy of 32 MiB
-                if not end:
-                    continue
-                lines = data.count(b"\n", 0, end)
-                try:
-                    cells = decoder.decode_lines(chunk)
-                except (msgspec.DecodeError, msgspec.ValidationError):
-                    cells = None
-                if cells is None or len(cells) != lines:  # decode_lines skips blank lines: a damaged line too
-                    cells = []
-                    for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=first):
-                        try:
-                            cells.append(decoder.decode(raw))
-                        except (msgspec.DecodeError, msgspec.ValidationError):
-                            _report(path, number, "not a cell record (expected a JSON object with "
-                                                  f"{', '.join(RECORD_FIELDS)})")
-                first += lines
-                for name in _SHARED_FIELDS:  # a million rows hold a few distinct code, versions, dataset_params
-                    _share(cells, name, decoded)
-                for name in _REPEATED_FIELDS if intern else ():  # one string object per distinct value
-                    _intern(cells, name)
-                yield from cells
+        for cells, _, _ in decoded_chunks(path, tuple(extra)):
+            for name in _SHARED_FIELDS:  # a million rows hold a few distinct code, versions, dataset_params
+                _share(cells, name, decoded)
+            for name in _REPEATED_FIELDS if intern else ():  # one string object per distinct value
+                _intern(cells, name)
+            yield from cells
     finally:
         if collecting:
             gc.enable()
+
+
+def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, first: int = 1,
+                   damaged: list[int] | None = None) -> Iterator[tuple[list, int, int]]:
+    """The complete lines of ``path`` from byte ``start`` (the start of line number ``first``), decoded 32 MiB at a
+    time: (the chunk's cell Structs, the byte offset after its last line, the number of the line after it). ``code``,
+    ``versions`` and ``dataset_params`` are left as raw JSON (``msgspec.Raw``); a damaged line is skipped and
+    reported once (:func:`read_cells`), and its number appended to ``damaged``."""
+    import msgspec
+
+    decoder = _cell_decoder(tuple(extra))
+    offset = start
+    with open(path, "rb") as f:
+        f.seek(start)
+        rest = b""
+        while True:
+            block = f.read(_CHUNK)
+            data = rest + block
+            end = data.rfind(b"\n") + 1
+            if not block:
+                break  # data (if any) is a last line cut by a crash; the next run removes it
+            chunk, rest = memoryview(data)[:end], data[end:]  # a view: no copy of 32 MiB
+            if not end:
+                continue
+            lines = data.count(b"\n", 0, end)
+            try:
+                cells = decoder.decode_lines(chunk)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                cells = None
+            if cells is None or len(cells) != lines:  # decode_lines skips blank lines: a damaged line too
+                cells = []
+                for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=first):
+                    try:
+                        cells.append(decoder.decode(raw))
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        report_damaged(path, number)
+                        if damaged is not None:
+                            damaged.append(number)
+            offset += end
+            first += lines
+            yield cells, offset, first
+
+
+def report_damaged(path: Path, number: int) -> None:
+    """Say once on stderr that line ``number`` of ``path`` is not a cell record and is ignored."""
+    _report(path, number, f"not a cell record (expected a JSON object with {', '.join(RECORD_FIELDS)})")
 
 
 def _report(path: Path, number: int, what: str) -> None:
@@ -438,8 +456,13 @@ def remember_yaml(text: str, value: Any) -> None:
     dumped ``value`` to it, or parsed it), for the few most recent texts."""
     import pickle
 
+    remember_yaml_pickled(text, pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def remember_yaml_pickled(text: str, pickled: bytes) -> None:
+    """:func:`remember_yaml` with the value already pickled (as :mod:`harness.columns` saves a spec.yaml)."""
     _known_yaml.pop(text, None)
-    _known_yaml[text] = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    _known_yaml[text] = pickled
     while len(_known_yaml) > _KNOWN_YAML_TEXTS:
         del _known_yaml[next(iter(_known_yaml))]
 
@@ -471,6 +494,8 @@ def column(rows: list, name: str) -> list:
     C call per Struct (``operator.attrgetter``), not a Python method call (a million rows: 0.1 s, not 1 s)."""
     import operator
 
+    if hasattr(rows, "column"):  # harness.columns.ColumnRows: from its columns, no row built
+        return rows.column(name)
     if not rows or isinstance(rows[0], dict):
         return [row.get(name) for row in rows]
     return list(map(operator.attrgetter(name), rows))

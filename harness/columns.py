@@ -1,0 +1,306 @@
+"""A results folder's rows as columns, kept beside ``runs.jsonl`` so a million rows are read in a fraction of a second.
+
+Decoding ``runs.jsonl`` is most of a large leaderboard's cost (a million rows: 6 s of msgspec and Python, most of it
+building a Struct and a metrics dict per row), and every rebuild paid it again for rows that have not changed. Here
+the rows are read once into columns, numpy arrays and small tables:
+
+- each text field (``status``, ``dataset``, ``method``, ``seed``, ...) and each of ``code``, ``versions``,
+  ``dataset_params`` is a category: an int32 code per row and the table of its distinct values;
+- each metric is a float64 column, nan where a row lacks it.
+
+The columns are saved beside ``runs.jsonl`` (:data:`SIDECAR`, a pickle this harness writes and reads back, never
+a file from elsewhere; git ignores it under ``results/``) once the file is :data:`SIDECAR_MIN_BYTES` or more,
+with the folder's ``spec.yaml`` parsed. The next read takes them and decodes only the lines appended since. They
+are used only while ``runs.jsonl`` is the file they were built from, unchanged (its inode, size and time) or only
+grown: a file rewritten in place at the same size is read afresh, and so is one whose bytes before the saved end
+differ in one of 33 samples (``harness repair``, a superseded row moved aside and a merge write a new file, with
+every line after the first change shifted, the last sample included). A damaged line is reported with its number
+every time, as :func:`harness.store.read_cells` does.
+
+Only rows the columns represent exactly are read this way: every metric a float (an integer metric would come
+back a float, and ``3 - 1`` printed as ``2.0``), no ``curves``, each text field a string or null and each seed an
+integer. A folder with any other row gets ``None`` here and is read row by row, as before.
+"""
+from __future__ import annotations
+
+import itertools
+import operator
+import os
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SIDECAR = ".runs.columns"
+SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
+_FORMAT = 1
+TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "kind", "git_commit", "task_version",
+               "error")
+RAW_FIELDS = ("code", "versions", "dataset_params")  # JSON values: a category per distinct text, decoded once
+CATEGORIES = (*TEXT_FIELDS, "seed", *RAW_FIELDS)
+_SAMPLES, _SAMPLE_BYTES = 32, 4096  # the covered bytes compared before saved columns are used
+
+
+@dataclass
+class Columns:
+    """Rows as columns: ``codes[name][i]`` is row *i*'s index into ``values[name]``; ``metrics[name][i]`` its value
+    of a metric (nan: the row lacks it)."""
+
+    size: int = 0
+    codes: dict[str, Any] = field(default_factory=dict)
+    values: dict[str, list] = field(default_factory=dict)
+    keys: dict[str, dict] = field(default_factory=dict)  # value (the text, for RAW_FIELDS) → its code
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def code_of(self, name: str, value: Any) -> int:
+        """The code of ``value`` in category ``name`` (a text or seed field); -1 where no row has it."""
+        return self.keys[name].get(value, -1)
+
+    def extend(self, chunk: "Columns") -> None:
+        """Append ``chunk``'s rows, its categories' codes mapped onto this one's."""
+        import numpy as np
+
+        for name in CATEGORIES:
+            table, values = self.keys.setdefault(name, {}), self.values.setdefault(name, [])
+            remap = np.empty(len(chunk.values[name]), dtype=np.int32)
+            for code, (key, value) in enumerate(zip(chunk.keys[name], chunk.values[name])):
+                if key not in table:
+                    table[key] = len(values)
+                    values.append(value)
+                remap[code] = table[key]
+            mapped = remap[chunk.codes[name]]
+            self.codes[name] = mapped if name not in self.codes else np.concatenate([self.codes[name], mapped])
+        for name in self.metrics.keys() | chunk.metrics.keys():
+            mine = self.metrics.get(name)
+            theirs = chunk.metrics.get(name)
+            mine = np.full(self.size, np.nan) if mine is None else mine
+            theirs = np.full(chunk.size, np.nan) if theirs is None else theirs
+            self.metrics[name] = np.concatenate([mine, theirs])
+        self.size += chunk.size
+
+
+def from_cells(cells: list) -> Columns | None:
+    """The columns of decoded rows (:func:`harness.store.decoded_chunks`, shared fields still raw JSON), or None
+    where a row holds what columns cannot give back exactly (see the module's docstring)."""
+    import numpy as np
+
+    size = len(cells)
+    out = Columns(size=size)
+    for name in CATEGORIES:
+        found = list(map(operator.attrgetter(name), cells))
+        kinds = set(map(type, found))
+        if name in RAW_FIELDS:
+            if type(None) in kinds:
+                found = [None if raw is None else bytes(raw) for raw in found]
+            else:
+                found = list(map(bytes, found))
+        elif not kinds <= ({int} if name == "seed" else {str, type(None)}):
+            return None
+        first: dict[Any, int] = {}
+        # each value's number is the row number of its first row (a C pass); ranked, they are the codes 0, 1, ...
+        firsts = np.fromiter(map(first.setdefault, found, itertools.count()), dtype=np.int64, count=size)
+        at, codes = np.unique(firsts, return_inverse=True)
+        keys = [found[i] for i in at.tolist()]
+        out.codes[name] = codes.astype(np.int32)
+        out.keys[name] = {key: code for code, key in enumerate(keys)}
+        out.values[name] = [_decode(key) for key in keys] if name in RAW_FIELDS else keys
+    if list(map(operator.attrgetter("curves"), cells)).count(None) != size:
+        return None
+    metrics = list(map(operator.attrgetter("metrics"), cells))
+    if not all(map(isinstance, metrics, itertools.repeat(dict))):
+        return None
+    for name in dict.fromkeys(itertools.chain.from_iterable(metrics)):
+        found = list(map(dict.get, metrics, itertools.repeat(name)))
+        missing = found.count(None)
+        if set(map(type, found)) - {float, type(None)}:
+            return None  # an integer, a boolean, a text: not given back exactly by a float column
+        if size - sum(map(operator.contains, metrics, itertools.repeat(name))) != missing:
+            return None  # a metric recorded as null: the row-by-row reader keeps it, a column could not
+        out.metrics[name] = np.array(found, dtype=float)
+    return out
+
+
+def _decode(text: bytes | None) -> Any:
+    import msgspec
+
+    return None if text is None else msgspec.json.decode(text)
+
+
+def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
+    """The columns of every complete row of ``folder/runs.jsonl`` (an empty :class:`Columns` without one), from
+    the saved columns and the lines appended since; None where a row cannot be a column (read row by row).
+
+    ``spec_text``, the folder's ``spec.yaml``, is saved parsed beside the columns: where the saved one is of the
+    same text, :func:`harness.store.load_yaml` then answers it without parsing (a 16,667-dataset spec.yaml: 0.6 s).
+    """
+    import hashlib
+
+    from harness.store import RUNS_FILE, decoded_chunks, load_yaml, remember_yaml_pickled, report_damaged
+
+    folder = Path(folder)
+    path = folder / RUNS_FILE
+    columns = Columns()
+    for name in CATEGORIES:
+        columns.keys[name], columns.values[name] = {}, []
+    if not path.exists():
+        return columns
+    saved = _load(folder, path)
+    offset, line, damaged = 0, 1, []
+    digest = None if spec_text is None else hashlib.sha256(spec_text.encode()).hexdigest()
+    if saved is not None:
+        columns, offset, line, damaged = saved["columns"], saved["offset"], saved["line"], saved["damaged"]
+        for number in damaged:
+            report_damaged(path, number)
+        if digest is not None and saved["spec"] is not None and saved["spec"][0] == digest:
+            remember_yaml_pickled(spec_text, saved["spec"][1])
+    start = offset
+    for cells, offset, line in decoded_chunks(path, start=start, first=line, damaged=damaged):
+        chunk = from_cells(cells)
+        if chunk is None:
+            return None
+        columns.extend(chunk)
+    if offset != start and os.stat(path).st_size >= SIDECAR_MIN_BYTES:
+        spec = None if spec_text is None else (digest, pickle.dumps(load_yaml(spec_text),
+                                                                    protocol=pickle.HIGHEST_PROTOCOL))
+        _save(folder, path, {"columns": columns, "offset": offset, "line": line, "damaged": damaged, "spec": spec})
+    return columns
+
+
+def _samples(path: Path, offset: int) -> list[bytes]:
+    """Blocks of ``path``'s first ``offset`` bytes, spread over them: a rewritten file (a line removed or changed
+    anywhere before the last block) differs in one of them."""
+    with open(path, "rb") as f:
+        blocks = []
+        for k in range(_SAMPLES):
+            f.seek(offset * k // _SAMPLES)
+            blocks.append(f.read(min(_SAMPLE_BYTES, offset)))
+        f.seek(max(0, offset - _SAMPLE_BYTES))
+        blocks.append(f.read(min(_SAMPLE_BYTES, offset)))
+    return blocks
+
+
+def _load(folder: Path, path: Path) -> dict[str, Any] | None:
+    sidecar = folder / SIDECAR
+    if not sidecar.exists():
+        return None
+    try:
+        with open(sidecar, "rb") as f:
+            saved = pickle.load(f)
+        now = os.stat(path)
+        if saved.get("format") != _FORMAT:
+            return None
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != saved["stat"]:  # written since: only appended to?
+            if now.st_size == saved["stat"][1] or now.st_size < saved["offset"]:
+                return None  # the same size, other bytes: rewritten in place
+            if _samples(path, saved["offset"]) != saved["samples"]:
+                return None  # a line removed, added or changed before the saved end
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, KeyError, TypeError, ValueError):
+        return None  # damaged or from another version: built again
+    return saved
+
+
+def _save(folder: Path, path: Path, state: dict[str, Any]) -> None:
+    """Write the columns whole or not at all (a rename), without an fsync: lost, they are only built again."""
+    import tempfile
+
+    now = os.stat(path)
+    state = {"format": _FORMAT, "samples": _samples(path, state["offset"]),
+             "stat": (now.st_ino, now.st_size, now.st_mtime_ns), **state}
+    tmp = None
+    try:  # a file of its own per writer: two leaderboards built at once never write into one
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f"{SIDECAR}.", suffix=".tmp", delete=False) as f:
+            tmp = Path(f.name)
+            f.write(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        os.replace(tmp, folder / SIDECAR)
+    except OSError:  # a read-only or full folder: read in full next time
+        if tmp is not None:
+            tmp.unlink(missing_ok=True)
+
+
+class ColumnRows:
+    """A folder's current rows (:func:`harness.leaderboard.read_folder`) as positions into its :class:`Columns`.
+
+    It stands for the list of rows: ``len``, a row by position and iteration give each row as a dict of the fields
+    :func:`harness.store.read_cells` keeps (``key`` aside), and :func:`harness.store.column` and
+    :meth:`metric` give a field of every row without building the rows, which is what the leaderboard's grouping,
+    its header and the paired claims read."""
+
+    def __init__(self, columns: Columns, index):
+        self.columns, self.index = columns, index
+        self.memo: dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def column(self, name: str) -> list:
+        """Every row's ``name``, as the rows would give it."""
+        if name in CATEGORIES:
+            return list(map(self.columns.values[name].__getitem__, self.columns.codes[name][self.index].tolist()))
+        if name == "metrics":
+            return [self._metrics(i) for i in self.index.tolist()]
+        return [None] * len(self.index)  # curves (a folder with curves is read row by row), key (not kept)
+
+    def codes(self, name: str):
+        """Every row's code in category ``name`` (:class:`Columns`)."""
+        return self.columns.codes[name][self.index]
+
+    def metric(self, name: str):
+        """Every row's value of metric ``name`` (float64, nan where a row lacks it)."""
+        import numpy as np
+
+        found = self.columns.metrics.get(name)
+        return np.full(len(self.index), np.nan) if found is None else found[self.index]
+
+    def _metrics(self, at: int) -> dict[str, float]:
+        import math
+
+        return {name: value for name, values in self.columns.metrics.items()
+                if not math.isnan(value := float(values[at]))}
+
+    def _row(self, at: int) -> dict[str, Any]:
+        columns = self.columns
+        row = {name: columns.values[name][columns.codes[name][at]] for name in CATEGORIES}
+        row.update(key=None, metrics=self._metrics(at), curves=None)
+        return row
+
+    def __getitem__(self, position: int) -> dict[str, Any]:
+        return self._row(int(self.index[position]))
+
+    def __iter__(self):
+        return map(self._row, self.index.tolist())
+
+
+def current_rows(columns: Columns, spec_hash: str) -> ColumnRows | None:
+    """:func:`harness.leaderboard.read_folder`'s current rows from columns: the test rows of ``spec_hash`` whose
+    code is their method's newest (:func:`harness.store.newest_code_only`), the last row of each (dataset, method,
+    seed) in the place of its first; None where the rows span several device classes (read row by row)."""
+    import numpy as np
+
+    from harness.hardware import device_class
+
+    codes = columns.codes
+    if not columns.size:
+        return ColumnRows(columns, np.empty(0, dtype=np.int64))
+    at = np.flatnonzero((codes["spec_hash"] == columns.code_of("spec_hash", spec_hash))
+                        & (codes["split"] == columns.code_of("split", "test")))
+    method, code = codes["method"][at], codes["code"][at]
+    # each method's newest code: that of its last row
+    methods, last = np.unique(method[::-1], return_index=True)
+    newest = np.full(len(columns.values["method"]), -1)
+    newest[methods] = code[::-1][last]
+    same = code == newest[method]
+    values = columns.values["code"]
+    for m, c in {(int(m), int(c)) for m, c in zip(method[~same].tolist(), code[~same].tolist())}:
+        if values[c] == values[newest[m]]:  # another text of an equal code (keys in another order)
+            same |= (method == m) & (code == c)
+    at = at[same]
+    devices = columns.values["device"]
+    if len({device_class(devices[d]) for d in np.unique(codes["device"][at]).tolist()} - {None}) > 1:
+        return None
+    seeds = len(columns.values["seed"])
+    key = ((codes["dataset"][at].astype(np.int64) * len(columns.values["method"]) + codes["method"][at])
+           * seeds + codes["seed"][at])
+    _, first = np.unique(key, return_index=True)
+    _, last = np.unique(key[::-1], return_index=True)
+    last = len(key) - 1 - last  # each key's last row, keys in the same (sorted) order as ``first``
+    return ColumnRows(columns, at[last[np.argsort(first, kind="stable")]])

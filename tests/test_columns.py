@@ -1,0 +1,216 @@
+"""The leaderboard read from columns (harness.columns) writes the pages the row-by-row reader writes, and the columns
+saved beside a large runs.jsonl are used only while they match it."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness import columns as columns_module
+from harness import leaderboard
+from harness.columns import SIDECAR, ColumnRows, current_rows, read_columns
+from harness.leaderboard import read_folder, write_leaderboard
+from harness.store import RUNS_FILE, RunStore, read_cells
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json")
+
+
+def _synthetic(folder: Path, datasets: int = 60) -> Path:
+    """benchmarks/synthetic_runs.py's folder (6 methods, paired claims over every dataset and over named ones) with
+    what a real folder gathers: seeds run again, another spec's rows, validation rows, a method whose code changed
+    (and an equal code written with its keys in another order), skipped and failed cells."""
+    found = importlib.util.spec_from_file_location("synthetic_runs", ROOT / "benchmarks" / "synthetic_runs.py")
+    synthetic = importlib.util.module_from_spec(found)
+    found.loader.exec_module(synthetic)
+    synthetic.write_folder(folder, rows=datasets * 6 * 3, seeds=3)
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    extra = []
+    for i, row in enumerate(rows[:40]):
+        again = dict(row, metrics={k: v + 0.25 for k, v in row["metrics"].items()})  # a seed run again: it wins
+        extra.append(again)
+        extra.append(dict(row, spec_hash="0123456789abcdef"))  # another spec's row: not shown
+        extra.append(dict(row, split="validation", metrics={k: 99.0 for k in row["metrics"]}))
+    method = rows[0]["method"]
+    changed = [r for r in rows if r["method"] == method][:5]
+    for row in changed:  # the method's code changed and these cells ran again: its older rows drop out
+        extra.append(dict(row, code={**row["code"], "method": "feedfacecafe"}))
+    reordered = dict(reversed(list(extra[-1]["code"].items())))  # the same code, keys in another order
+    extra.append(dict(changed[0], code=reordered, seed=changed[0]["seed"]))
+    other = rows[-1]["method"]
+    for row in [r for r in rows if r["method"] == other][:4]:
+        extra.append(dict(row, status="skipped", error="needs a GPU", metrics={}))
+    with open(folder / RUNS_FILE, "a") as f:
+        f.writelines(json.dumps(r) + "\n" for r in extra)
+    return folder
+
+
+def _pages(folder: Path) -> dict[str, bytes]:
+    write_leaderboard(folder)
+    return {name: (folder / name).read_bytes() for name in PAGES}
+
+
+def _row_by_row(monkeypatch) -> None:
+    monkeypatch.setattr(leaderboard, "read_columns", lambda folder, spec_text=None: None)
+
+
+def test_the_pages_from_columns_are_the_pages_row_by_row(tmp_path, monkeypatch):
+    folder = _synthetic(tmp_path / "messy")
+    meta, rows = read_folder(folder)
+    assert isinstance(rows, ColumnRows)  # what this test compares: the columns' path
+    from_columns = _pages(folder)
+    _row_by_row(monkeypatch)
+    assert not isinstance(read_folder(folder)[1], ColumnRows)
+    assert _pages(folder) == from_columns
+
+
+def test_a_column_row_is_the_row_the_reader_gives(tmp_path, monkeypatch):
+    """The current rows, in their order, with every field the leaderboard and the claims read (``key`` aside)."""
+    folder = _synthetic(tmp_path / "messy")
+    _, rows = read_folder(folder)
+    _row_by_row(monkeypatch)
+    _, expected = read_folder(folder)
+    assert len(rows) == len(expected)
+    fields = [name for name in type(expected[0]).__struct_fields__ if name != "key"]
+    assert [[row[name] for name in fields] for row in rows] == [[row[name] for name in fields] for row in expected]
+    assert [row["metrics"] for row in rows][:50] == [row["metrics"] for row in expected][:50]
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda r: r["metrics"].update(iterations=12), "an integer metric"),
+    (lambda r: r["metrics"].update(flag=True), "a boolean metric"),
+    (lambda r: r["metrics"].update(bound=None), "a metric recorded as null"),
+    (lambda r: r.update(curves={"loss": {"x": [0, 1], "y": [1.0, 0.5]}}), "curves"),
+    (lambda r: r.update(seed="s1"), "a seed that is not an integer"),
+])
+def test_a_row_that_columns_cannot_give_back_exactly_is_read_row_by_row(tmp_path, change, why):
+    folder = _synthetic(tmp_path / "f", datasets=4)
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    change(rows[7])
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_columns(folder) is None, why
+    assert not isinstance(read_folder(folder)[1], ColumnRows)
+
+
+def test_rows_on_two_device_classes_are_read_row_by_row(tmp_path):
+    folder = _synthetic(tmp_path / "f", datasets=4)
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    rows[3]["device"] = "cuda: NVIDIA H200"
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    meta, _ = read_folder(folder)
+    assert read_columns(folder) is not None and current_rows(read_columns(folder), meta["spec_hash"]) is None
+
+
+@pytest.fixture
+def saved(tmp_path, monkeypatch):
+    """A folder whose columns are saved at any size, and a record of the byte each read of runs.jsonl began at."""
+    monkeypatch.setattr(columns_module, "SIDECAR_MIN_BYTES", 0)
+    from harness import store
+
+    starts = []
+    real = store.decoded_chunks
+
+    def recording(path, extra=(), start=0, first=1, damaged=None):
+        starts.append(start)
+        return real(path, extra, start, first, damaged)
+
+    monkeypatch.setattr(store, "decoded_chunks", recording)
+    return _synthetic(tmp_path / "f", datasets=20), starts
+
+
+def test_saved_columns_are_read_and_only_the_appended_lines_decoded(saved, monkeypatch):
+    folder, starts = saved
+    first = _pages(folder)
+    assert (folder / SIDECAR).exists() and starts == [0]
+    size = (folder / RUNS_FILE).stat().st_size
+    assert _pages(folder) == first and starts == [0, size]  # nothing decoded again
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    with RunStore(folder) as store:  # a later run appends: those lines only are decoded, and shown
+        for row in rows[:30]:
+            store.append(dict(row, metrics={k: v - 1.0 for k, v in row["metrics"].items()}))
+    grown = _pages(folder)
+    assert starts[-1] == size and grown != first
+    (folder / SIDECAR).unlink()
+    assert _pages(folder) == grown and starts[-1] == 0
+
+
+def test_saved_columns_of_a_rewritten_file_are_not_used(saved):
+    """``harness repair`` and a superseded row moved aside rewrite runs.jsonl: the columns saved from the file
+    before no longer match it, and it is read afresh."""
+    folder, starts = saved
+    _pages(folder)
+    lines = (folder / RUNS_FILE).read_bytes().splitlines(keepends=True)
+    with RunStore(folder) as store:
+        moved = store.move_aside(lambda record: record["seed"] == 0 and record["dataset"] == "snelson-m5")
+    assert moved
+    after = _pages(folder)
+    assert starts[-1] == 0
+    (folder / SIDECAR).unlink()
+    assert _pages(folder) == after
+    # the same size, one line changed in place (no harness command does this): the file's size and time tell
+    (folder / RUNS_FILE).write_bytes(b"".join(lines))
+    _pages(folder)
+    assert starts[-1] == 0
+    middle = len(lines) // 2
+    changed = lines[middle].replace(b'"status": "ok"', b'"status": "no"')
+    assert len(changed) == len(lines[middle])
+    (folder / RUNS_FILE).write_bytes(b"".join(lines[:middle] + [changed] + lines[middle + 1:]))
+    assert _pages(folder) == _fresh(folder)
+
+
+def _fresh(folder: Path) -> dict[str, bytes]:
+    copy = folder.parent / "fresh"
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(folder, copy)
+    (copy / SIDECAR).unlink(missing_ok=True)
+    return _pages(copy)
+
+
+def test_damaged_saved_columns_are_built_again(saved):
+    folder, starts = saved
+    first = _pages(folder)
+    (folder / SIDECAR).write_bytes(b"not a pickle")
+    assert _pages(folder) == first and starts[-1] == 0
+
+
+def test_damaged_lines_are_reported_from_saved_columns_too(saved, capsys):
+    folder, _ = saved
+    number = len((folder / RUNS_FILE).read_bytes().splitlines()) + 1
+    with open(folder / RUNS_FILE, "ab") as f:
+        f.write(b"{not json\n")
+    _pages(folder)
+    said = capsys.readouterr().err
+    from harness import store
+
+    store._reported.clear()  # a new process
+    _pages(folder)
+    assert capsys.readouterr().err == said and f"{RUNS_FILE}:{number}: not a cell record" in said
+
+
+def test_the_saved_columns_hold_the_spec_parsed(saved, monkeypatch):
+    """A 16,667-dataset spec.yaml takes 0.6 s to parse: a folder with saved columns keeps it parsed beside them."""
+    import yaml
+
+    from harness import store
+
+    folder, _ = saved
+    first = _pages(folder)
+    store._known_yaml.clear()  # a new process
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("parsed the spec.yaml the columns hold"))
+    assert _pages(folder) == first
+
+
+def test_the_fast_reader_and_the_columns_agree_on_every_committed_folder():
+    """Each committed folder either is read from columns, whose rows are the fast reader's, or is refused whole."""
+    for path in sorted((ROOT / "results").glob("*/*/" + RUNS_FILE)):
+        columns = read_columns(path.parent)
+        if columns is None:
+            continue
+        cells = list(read_cells(path.parent))
+        assert columns.size == len(cells), path
+        for name in ("dataset", "method", "seed", "status", "code"):
+            values = columns.values[name]
+            assert [values[c] for c in columns.codes[name].tolist()] == [c[name] for c in cells], (path, name)

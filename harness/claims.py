@@ -243,7 +243,7 @@ def _method_cells_from_columns(rows, metric: str, methods: tuple[str, str],
     for name in dict.fromkeys(methods):
         at = np.flatnonzero(ok & (method == columns.code_of("method", name)))
         found[name] = dict(zip(zip(map(names.__getitem__, dataset[at].tolist()), map(seeds.__getitem__, seed[at].tolist())),
-                               values[at].tolist()))
+                               rows.metric_values(metric, at)))
     return found
 
 

@@ -17,9 +17,8 @@ differ in one of 33 samples (``harness repair``, a superseded row moved aside an
 every line after the first change shifted, the last sample included). A damaged line is reported with its number
 every time, as :func:`harness.store.read_cells` does.
 
-Only rows the columns represent exactly are read this way: every metric a float (an integer metric would come
-back a float, and ``3 - 1`` printed as ``2.0``), no ``curves``, each text field a string or null and each seed an
-integer. A folder with any other row gets ``None`` here and is read row by row, as before.
+Only rows the columns represent exactly are read this way: every metric a float or an integer (kept as one: ``3 - 1``
+is printed ``2``, not ``2.0``) of at most 2**53, each text field a string or null and each seed an integer. A folder with any other row gets ``None`` here and is read row by row, as before.
 """
 from __future__ import annotations
 
@@ -51,32 +50,44 @@ class Columns:
     values: dict[str, list] = field(default_factory=dict)
     keys: dict[str, dict] = field(default_factory=dict)  # value (the text, for RAW_FIELDS) → its code
     metrics: dict[str, Any] = field(default_factory=dict)
+    integers: dict[str, Any] = field(default_factory=dict)  # metric → bool per row: recorded as an integer
+    curves: list | None = None  # each row's curves (None: no row has any)
 
     def code_of(self, name: str, value: Any) -> int:
         """The code of ``value`` in category ``name`` (a text or seed field); -1 where no row has it."""
         return self.keys[name].get(value, -1)
 
-    def extend(self, chunk: "Columns") -> None:
-        """Append ``chunk``'s rows, its categories' codes mapped onto this one's."""
+    def extend(self, chunks: list["Columns"]) -> None:
+        """Append the rows of ``chunks``, their categories' codes mapped onto this one's (each column joined once)."""
         import numpy as np
 
         for name in CATEGORIES:
             table, values = self.keys.setdefault(name, {}), self.values.setdefault(name, [])
-            remap = np.empty(len(chunk.values[name]), dtype=np.int32)
-            for code, (key, value) in enumerate(zip(chunk.keys[name], chunk.values[name])):
-                if key not in table:
-                    table[key] = len(values)
-                    values.append(value)
-                remap[code] = table[key]
-            mapped = remap[chunk.codes[name]]
-            self.codes[name] = mapped if name not in self.codes else np.concatenate([self.codes[name], mapped])
-        for name in self.metrics.keys() | chunk.metrics.keys():
-            mine = self.metrics.get(name)
-            theirs = chunk.metrics.get(name)
-            mine = np.full(self.size, np.nan) if mine is None else mine
-            theirs = np.full(chunk.size, np.nan) if theirs is None else theirs
-            self.metrics[name] = np.concatenate([mine, theirs])
-        self.size += chunk.size
+            parts = [self.codes[name]] if name in self.codes else []
+            for chunk in chunks:
+                remap = np.empty(len(chunk.values[name]), dtype=np.int32)
+                for code, (key, value) in enumerate(zip(chunk.keys[name], chunk.values[name])):
+                    if key not in table:
+                        table[key] = len(values)
+                        values.append(value)
+                    remap[code] = table[key]
+                parts.append(remap[chunk.codes[name]])
+            self.codes[name] = np.concatenate(parts) if parts else np.empty(0, dtype=np.int32)
+        for name in dict.fromkeys([*self.metrics, *(m for chunk in chunks for m in chunk.metrics)]):
+            parts = [self.metrics[name] if name in self.metrics else np.full(self.size, np.nan)]
+            parts += [chunk.metrics[name] if name in chunk.metrics else np.full(chunk.size, np.nan) for chunk in chunks]
+            self.metrics[name] = np.concatenate(parts)
+        for name in dict.fromkeys([*self.integers, *(m for chunk in chunks for m in chunk.integers)]):
+            parts = [self.integers[name] if name in self.integers else np.zeros(self.size, dtype=bool)]
+            parts += [chunk.integers[name] if name in chunk.integers else np.zeros(chunk.size, dtype=bool)
+                      for chunk in chunks]
+            self.integers[name] = np.concatenate(parts)
+        if self.curves is not None or any(chunk.curves is not None for chunk in chunks):
+            curves = self.curves if self.curves is not None else [None] * self.size
+            for chunk in chunks:
+                curves.extend(chunk.curves if chunk.curves is not None else [None] * chunk.size)
+            self.curves = curves
+        self.size += sum(chunk.size for chunk in chunks)
 
 
 def from_cells(cells: list) -> Columns | None:
@@ -104,18 +115,24 @@ def from_cells(cells: list) -> Columns | None:
         out.codes[name] = codes.astype(np.int32)
         out.keys[name] = {key: code for code, key in enumerate(keys)}
         out.values[name] = [_decode(key) for key in keys] if name in RAW_FIELDS else keys
-    if list(map(operator.attrgetter("curves"), cells)).count(None) != size:
-        return None
+    curves = list(map(operator.attrgetter("curves"), cells))
+    out.curves = None if curves.count(None) == size else curves
     metrics = list(map(operator.attrgetter("metrics"), cells))
     if not all(map(isinstance, metrics, itertools.repeat(dict))):
         return None
     for name in dict.fromkeys(itertools.chain.from_iterable(metrics)):
         found = list(map(dict.get, metrics, itertools.repeat(name)))
         missing = found.count(None)
-        if set(map(type, found)) - {float, type(None)}:
-            return None  # an integer, a boolean, a text: not given back exactly by a float column
+        kinds = set(map(type, found))
+        if kinds - {float, int, type(None)}:
+            return None  # a boolean, a text, a list: not given back exactly by a float column
         if size - sum(map(operator.contains, metrics, itertools.repeat(name))) != missing:
             return None  # a metric recorded as null: the row-by-row reader keeps it, a column could not
+        if int in kinds:  # integers are given back as integers (3 - 1 is printed 2, not 2.0), if a float holds them
+            integer = [type(value) is int for value in found]
+            if any(abs(value) > 2 ** 53 for value, whole in zip(found, integer) if whole):
+                return None
+            out.integers[name] = np.array(integer, dtype=bool)
         out.metrics[name] = np.array(found, dtype=float)
     return out
 
@@ -154,11 +171,14 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
         if digest is not None and saved["spec"] is not None and saved["spec"][0] == digest:
             remember_yaml_pickled(spec_text, saved["spec"][1])
     start = offset
+    chunks = []
     for cells, offset, line in decoded_chunks(path, start=start, first=line, damaged=damaged):
         chunk = from_cells(cells)
         if chunk is None:
             return None
-        columns.extend(chunk)
+        chunks.append(chunk)
+    if chunks:
+        columns.extend(chunks)
     if offset != start and os.stat(path).st_size >= SIDECAR_MIN_BYTES:
         spec = None if spec_text is None else (digest, pickle.dumps(load_yaml(spec_text),
                                                                     protocol=pickle.HIGHEST_PROTOCOL))
@@ -238,7 +258,9 @@ class ColumnRows:
             return list(map(self.columns.values[name].__getitem__, self.columns.codes[name][self.index].tolist()))
         if name == "metrics":
             return [self._metrics(i) for i in self.index.tolist()]
-        return [None] * len(self.index)  # curves (a folder with curves is read row by row), key (not kept)
+        if name == "curves" and self.columns.curves is not None:
+            return list(map(self.columns.curves.__getitem__, self.index.tolist()))
+        return [None] * len(self.index)  # no curves; key (not kept)
 
     def codes(self, name: str):
         """Every row's code in category ``name`` (:class:`Columns`)."""
@@ -251,16 +273,31 @@ class ColumnRows:
         found = self.columns.metrics.get(name)
         return np.full(len(self.index), np.nan) if found is None else found[self.index]
 
+    def metric_values(self, name: str, at) -> list:
+        """The values of metric ``name`` at positions ``at`` (of these rows) as the rows hold them: a float, or an
+        int where the row recorded an integer."""
+        found = self.metric(name)[at].tolist()
+        integer = self.columns.integers.get(name)
+        if integer is None:
+            return found
+        return [int(value) if whole else value for value, whole in zip(found, integer[self.index[at]].tolist())]
+
     def _metrics(self, at: int) -> dict[str, float]:
         import math
 
-        return {name: value for name, values in self.columns.metrics.items()
-                if not math.isnan(value := float(values[at]))}
+        columns = self.columns
+        out = {}
+        for name, values in columns.metrics.items():
+            value = float(values[at])
+            if not math.isnan(value):
+                out[name] = int(value) if name in columns.integers and columns.integers[name][at] else value
+        return out
 
     def _row(self, at: int) -> dict[str, Any]:
         columns = self.columns
         row = {name: columns.values[name][columns.codes[name][at]] for name in CATEGORIES}
-        row.update(key=None, metrics=self._metrics(at), curves=None)
+        row.update(key=None, metrics=self._metrics(at),
+                   curves=None if columns.curves is None else columns.curves[at])
         return row
 
     def __getitem__(self, position: int) -> dict[str, Any]:

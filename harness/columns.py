@@ -26,13 +26,13 @@ import itertools
 import operator
 import os
 import pickle
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 SIDECAR = ".runs.columns"
 SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
-_FORMAT = 1
+_FORMAT = 2  # of the saved file; saved columns of another format are built again
 TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "kind", "git_commit", "task_version",
                "error")
 RAW_FIELDS = ("code", "versions", "dataset_params")  # JSON values: a category per distinct text, decoded once
@@ -165,7 +165,7 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     offset, line, damaged = 0, 1, []
     digest = None if spec_text is None else hashlib.sha256(spec_text.encode()).hexdigest()
     if saved is not None:
-        columns, offset, line, damaged = saved["columns"], saved["offset"], saved["line"], saved["damaged"]
+        columns, offset, line, damaged = Columns(**saved["columns"]), saved["offset"], saved["line"], saved["damaged"]
         for number in damaged:
             report_damaged(path, number)
         if digest is not None and saved["spec"] is not None and saved["spec"][0] == digest:
@@ -182,7 +182,8 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     if offset != start and os.stat(path).st_size >= SIDECAR_MIN_BYTES:
         spec = None if spec_text is None else (digest, pickle.dumps(load_yaml(spec_text),
                                                                     protocol=pickle.HIGHEST_PROTOCOL))
-        _save(folder, path, {"columns": columns, "offset": offset, "line": line, "damaged": damaged, "spec": spec})
+        _save(folder, path, {"columns": {f.name: getattr(columns, f.name) for f in fields(Columns)}, "offset": offset,
+                             "line": line, "damaged": damaged, "spec": spec})
     return columns
 
 
@@ -207,15 +208,15 @@ def _load(folder: Path, path: Path) -> dict[str, Any] | None:
         with open(sidecar, "rb") as f:
             saved = pickle.load(f)
         now = os.stat(path)
-        if saved.get("format") != _FORMAT:
-            return None
+        if saved.get("format") != _FORMAT or set(saved["columns"]) != {f.name for f in fields(Columns)}:
+            return None  # written by another version of this module
         if (now.st_ino, now.st_size, now.st_mtime_ns) != saved["stat"]:  # written since: only appended to?
             if now.st_size == saved["stat"][1] or now.st_size < saved["offset"]:
                 return None  # the same size, other bytes: rewritten in place
             if _samples(path, saved["offset"]) != saved["samples"]:
                 return None  # a line removed, added or changed before the saved end
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, KeyError, TypeError, ValueError):
-        return None  # damaged or from another version: built again
+    except Exception:  # noqa: BLE001 - whatever a damaged or foreign file raises, the columns are built again
+        return None
     return saved
 
 
@@ -231,6 +232,7 @@ def _save(folder: Path, path: Path, state: dict[str, Any]) -> None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f"{SIDECAR}.", suffix=".tmp", delete=False) as f:
             tmp = Path(f.name)
             f.write(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+        os.chmod(tmp, 0o644)  # as runs.jsonl (a temporary file is the owner's only)
         os.replace(tmp, folder / SIDECAR)
     except OSError:  # a read-only or full folder: read in full next time
         if tmp is not None:

@@ -185,6 +185,21 @@ def test_damaged_saved_columns_are_built_again(saved):
     assert _pages(folder) == first and starts[-1] == 0
 
 
+def test_columns_saved_by_another_version_are_built_again(saved, monkeypatch):
+    """A saved file of another format, or whose columns lack a field this version has, is not used."""
+    import pickle
+
+    folder, starts = saved
+    first = _pages(folder)
+    monkeypatch.setattr(columns_module, "_FORMAT", columns_module._FORMAT + 1)
+    assert _pages(folder) == first and starts[-1] == 0
+    state = pickle.loads((folder / SIDECAR).read_bytes())
+    del state["columns"]["integers"]
+    (folder / SIDECAR).write_bytes(pickle.dumps(state))
+    assert _pages(folder) == first and starts[-1] == 0
+    assert _pages(folder) == first and starts[-1] == (folder / RUNS_FILE).stat().st_size
+
+
 def test_damaged_lines_are_reported_from_saved_columns_too(saved, capsys):
     folder, _ = saved
     number = len((folder / RUNS_FILE).read_bytes().splitlines()) + 1

@@ -406,6 +406,17 @@ def _mean(values: list[float]) -> float:
     return values[0] if len(values) == 1 else sum(values) / len(values)
 
 
+def claim_columns(rows, fields: tuple[str, ...], metric: str, methods=None, datasets=None) -> list[list]:
+    """Each of ``fields`` of every row as a list, then the rows' values of ``metric`` (None where a row lacks it):
+    what a claim that reads every row reads. From :class:`harness.columns.ColumnRows`, only the rows of ``methods``
+    and ``datasets`` (None: all) and without building a row; from rows, every row (the caller keeps its own)."""
+    from harness.store import column
+
+    if hasattr(rows, "narrow"):
+        return rows.narrow(fields, metric, methods, datasets)
+    return [*(column(rows, name) for name in fields), [found.get(metric) for found in column(rows, "metrics")]]
+
+
 def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, str], dict[float, float]]:
     """(seed, method, device class) → {size: value} over the claim's datasets, from ok rows with a positive value.
 
@@ -416,14 +427,15 @@ def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, s
     size = claim["size"]
     apart = classes_apart(rows)
     out: dict[tuple[int, str, str], dict[float, float]] = {}
-    for row in rows:
-        value = row["metrics"].get(claim["metric"]) if row["status"] == "ok" else None
-        at = (row.get("dataset_params") or {}).get(size)
-        if value is None or at is None or (wanted is not None and row["dataset"] not in wanted):
+    for dataset, method, seed, status, device, params, value in zip(*claim_columns(
+            rows, ("dataset", "method", "seed", "status", "device", "dataset_params"), claim["metric"], None, wanted)):
+        value = value if status == "ok" else None
+        at = (params or {}).get(size)
+        if value is None or at is None or (wanted is not None and dataset not in wanted):
             continue
         if value > 0 and at > 0:  # a logarithm needs both positive; a zero time is no measurement
-            device = (device_class(row.get("device")) or "") if apart else ""
-            out.setdefault((row["seed"], row["method"], device), {})[float(at)] = float(value)
+            device = (device_class(device) or "") if apart else ""
+            out.setdefault((seed, method, device), {})[float(at)] = float(value)
     return out
 
 
@@ -764,22 +776,27 @@ def check_bound(claim: dict, rows: list[dict], order: Sequence[str] = ()) -> Bou
     methods = list(claim["methods"])
     checked: list[BoundCell] = []
     failed = 0
-    for row in rows:
-        if row["method"] not in methods or (wanted is not None and row["dataset"] not in wanted):
+    for dataset, method, seed, status, value in zip(*claim_columns(
+            rows, ("dataset", "method", "seed", "status"), claim["metric"], methods, wanted)):
+        if method not in methods or (wanted is not None and dataset not in wanted):
             continue
-        value = row["metrics"].get(claim["metric"]) if row["status"] == "ok" else None
+        value = value if status == "ok" else None
         if value is None:
             failed += 1
             continue
-        checked.append(BoundCell(row["dataset"], row["seed"], row["method"], float(value)))
-    beyond = [c for c in checked if sign * (c.value - bound) > slack]
+        checked.append(BoundCell(dataset, seed, method, float(value)))
+    violates = [sign * (c.value - bound) > slack for c in checked]
+    beyond = [c for c, bad in zip(checked, violates) if bad]
     worst = max(checked, key=lambda c: (sign * c.value, c.dataset, c.seed, c.method)) if checked else None
     rank = {d: i for i, d in enumerate(order)}
+    by_dataset: dict[str, list[tuple[BoundCell, bool]]] = {}
+    for cell, bad in zip(checked, violates):  # one pass: a scan of every cell per dataset was quadratic
+        by_dataset.setdefault(cell.dataset, []).append((cell, bad))
     per_dataset = []
-    for dataset in sorted({c.dataset for c in checked}, key=lambda d: (rank.get(d, len(rank)), d)):
-        cells = [c for c in checked if c.dataset == dataset]
-        extreme = max(sign * c.value for c in cells) * sign
-        per_dataset.append(BoundDataset(dataset, len(cells), extreme, sum(c in beyond for c in cells)))
+    for dataset in sorted(by_dataset, key=lambda d: (rank.get(d, len(rank)), d)):
+        cells = by_dataset[dataset]
+        extreme = max(sign * c.value for c, _ in cells) * sign
+        per_dataset.append(BoundDataset(dataset, len(cells), extreme, sum(bad for _, bad in cells)))
     what = f"{claim['metric']} {'≤' if side == 'at_most' else '≥'} {bound:g}"
     if beyond:
         verdict, reason = NOT_REPRODUCED, f"{len(beyond)} cell(s) violate {what}, so the bound does not hold here"

@@ -284,6 +284,23 @@ class ColumnRows:
             return found
         return [int(value) if whole else value for value, whole in zip(found, integer[self.index[at]].tolist())]
 
+    def narrow(self, fields: tuple[str, ...], metric: str, methods=None, datasets=None) -> list[list]:
+        """Of the rows of ``methods`` and ``datasets`` (None: all), in order: each of ``fields`` as a list, then
+        their values of ``metric`` (None where a row lacks it), as :func:`harness.claims.claim_columns` gives them
+        from rows."""
+        import numpy as np
+
+        columns = self.columns
+        keep = np.ones(len(self.index), dtype=bool)
+        for name, allowed in (("method", methods), ("dataset", datasets)):
+            if allowed is not None:
+                keep &= np.isin(self.codes(name), [code for code in map(columns.keys[name].get, allowed)
+                                                   if code is not None])
+        view = ColumnRows(columns, self.index[np.flatnonzero(keep)])
+        present = (~np.isnan(view.metric(metric))).tolist()
+        values = [value if there else None for value, there in zip(view.metric_values(metric, slice(None)), present)]
+        return [*(view.column(name) for name in fields), values]
+
     def _metrics(self, at: int) -> dict[str, float]:
         import math
 

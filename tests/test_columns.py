@@ -61,6 +61,13 @@ def _pages(folder: Path) -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in PAGES}
 
 
+def _current(folder: Path) -> str:
+    """What the leaderboard reads of a folder (its spec and current rows), as text: cheaper than its pages."""
+    meta, rows = read_folder(folder)
+    return json.dumps([meta, [[row[n] for n in ("dataset", "method", "seed", "status", "code", "metrics")]
+                              for row in rows]])
+
+
 def _row_by_row(monkeypatch) -> None:
     monkeypatch.setattr(leaderboard, "read_columns", lambda folder, spec_text=None: None)
 
@@ -132,42 +139,42 @@ def saved(tmp_path, monkeypatch):
 
 def test_saved_columns_are_read_and_only_the_appended_lines_decoded(saved, monkeypatch):
     folder, starts = saved
-    first = _pages(folder)
+    first = _current(folder)
     assert (folder / SIDECAR).exists() and starts == [0]
     size = (folder / RUNS_FILE).stat().st_size
-    assert _pages(folder) == first and starts == [0, size]  # nothing decoded again
+    assert _current(folder) == first and starts == [0, size]  # nothing decoded again
     rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
     with RunStore(folder) as store:  # a later run appends: those lines only are decoded, and shown
         for row in rows[:30]:
             store.append(dict(row, metrics={k: v - 1.0 for k, v in row["metrics"].items()}))
-    grown = _pages(folder)
+    grown = _current(folder)
     assert starts[-1] == size and grown != first
     (folder / SIDECAR).unlink()
-    assert _pages(folder) == grown and starts[-1] == 0
+    assert _current(folder) == grown and starts[-1] == 0
 
 
 def test_saved_columns_of_a_rewritten_file_are_not_used(saved):
     """``harness repair`` and a superseded row moved aside rewrite runs.jsonl: the columns saved from the file
     before no longer match it, and it is read afresh."""
     folder, starts = saved
-    _pages(folder)
+    _current(folder)
     lines = (folder / RUNS_FILE).read_bytes().splitlines(keepends=True)
     with RunStore(folder) as store:
         moved = store.move_aside(lambda record: record["seed"] == 0 and record["dataset"] == "snelson-m5")
     assert moved
-    after = _pages(folder)
+    after = _current(folder)
     assert starts[-1] == 0
     (folder / SIDECAR).unlink()
-    assert _pages(folder) == after
+    assert _current(folder) == after
     # the same size, one line changed in place (no harness command does this): the file's size and time tell
     (folder / RUNS_FILE).write_bytes(b"".join(lines))
-    _pages(folder)
+    _current(folder)
     assert starts[-1] == 0
     middle = len(lines) // 2
     changed = lines[middle].replace(b'"status": "ok"', b'"status": "no"')
     assert len(changed) == len(lines[middle])
     (folder / RUNS_FILE).write_bytes(b"".join(lines[:middle] + [changed] + lines[middle + 1:]))
-    assert _pages(folder) == _fresh(folder)
+    assert _current(folder) == _fresh(folder)
 
 
 def _fresh(folder: Path) -> dict[str, bytes]:
@@ -175,14 +182,14 @@ def _fresh(folder: Path) -> dict[str, bytes]:
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(folder, copy)
     (copy / SIDECAR).unlink(missing_ok=True)
-    return _pages(copy)
+    return _current(copy)
 
 
 def test_damaged_saved_columns_are_built_again(saved):
     folder, starts = saved
-    first = _pages(folder)
+    first = _current(folder)
     (folder / SIDECAR).write_bytes(b"not a pickle")
-    assert _pages(folder) == first and starts[-1] == 0
+    assert _current(folder) == first and starts[-1] == 0
 
 
 def test_columns_saved_by_another_version_are_built_again(saved, monkeypatch):
@@ -190,14 +197,14 @@ def test_columns_saved_by_another_version_are_built_again(saved, monkeypatch):
     import pickle
 
     folder, starts = saved
-    first = _pages(folder)
+    first = _current(folder)
     monkeypatch.setattr(columns_module, "_FORMAT", columns_module._FORMAT + 1)
-    assert _pages(folder) == first and starts[-1] == 0
+    assert _current(folder) == first and starts[-1] == 0
     state = pickle.loads((folder / SIDECAR).read_bytes())
     del state["columns"]["integers"]
     (folder / SIDECAR).write_bytes(pickle.dumps(state))
-    assert _pages(folder) == first and starts[-1] == 0
-    assert _pages(folder) == first and starts[-1] == (folder / RUNS_FILE).stat().st_size
+    assert _current(folder) == first and starts[-1] == 0
+    assert _current(folder) == first and starts[-1] == (folder / RUNS_FILE).stat().st_size
 
 
 def test_damaged_lines_are_reported_from_saved_columns_too(saved, capsys):
@@ -205,12 +212,12 @@ def test_damaged_lines_are_reported_from_saved_columns_too(saved, capsys):
     number = len((folder / RUNS_FILE).read_bytes().splitlines()) + 1
     with open(folder / RUNS_FILE, "ab") as f:
         f.write(b"{not json\n")
-    _pages(folder)
+    _current(folder)
     said = capsys.readouterr().err
     from harness import store
 
     store._reported.clear()  # a new process
-    _pages(folder)
+    _current(folder)
     assert capsys.readouterr().err == said and f"{RUNS_FILE}:{number}: not a cell record" in said
 
 
@@ -221,10 +228,10 @@ def test_the_saved_columns_hold_the_spec_parsed(saved, monkeypatch):
     from harness import store
 
     folder, _ = saved
-    first = _pages(folder)
+    first = _current(folder)
     store._known_yaml.clear()  # a new process
     monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("parsed the spec.yaml the columns hold"))
-    assert _pages(folder) == first
+    assert _current(folder) == first
 
 
 def test_the_fast_reader_and_the_columns_agree_on_every_committed_folder():
@@ -259,3 +266,24 @@ def test_a_claim_pairs_the_same_cells_from_columns_as_from_rows(tmp_path, monkey
             mine, theirs = paired_cells(claim, rows, goal), paired_cells(claim, expected, goal)
             assert list(mine) == list(theirs) and json.dumps(list(mine.values())) == json.dumps(list(theirs.values()))
     assert any(type(v) is int for claim in claims for v in paired_cells(claim, rows, "min").values())
+
+
+@pytest.mark.parametrize("folder", sorted(p.parent for p in (ROOT / "results").glob("*/*/" + RUNS_FILE)),
+                         ids=lambda p: f"{p.parent.name}-{p.name}")
+def test_every_claim_of_every_committed_folder_has_the_same_verdict_from_columns(folder, monkeypatch):
+    """Paired, scaling, exponent-bound and bound claims alike: the verdict, every number in it, from columns and
+    row by row."""
+    from harness.claims import check_claim
+    from harness.leaderboard import folder_metrics
+
+    meta, rows = read_folder(folder)
+    assert isinstance(rows, ColumnRows)
+    _row_by_row(monkeypatch)
+    _, expected = read_folder(folder)
+    metrics = folder_metrics(folder, meta["spec"])
+    goals = {name: metric.goal for name, metric in metrics.items()}
+    order = [d.get("id", d["name"]) for d in meta["spec"]["datasets"]]
+    for claim in meta["spec"].get("claims", []):
+        goal = metrics[claim["metric"]].goal
+        assert (json.dumps(check_claim(claim, rows, goal, order, goals).to_dict())
+                == json.dumps(check_claim(claim, expected, goal, order, goals).to_dict())), claim.get("id")

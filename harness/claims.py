@@ -192,12 +192,15 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
     """
     wanted = set(claim.get("datasets") or ()) or None
     metric, better, than = claim["metric"], claim.get("better"), claim.get("than")
-    if hasattr(rows, "metric"):  # harness.columns.ColumnRows: one device class, one row per (dataset, method, seed)
-        apart, found = False, _method_cells_from_columns(rows, metric, (better, than), wanted)
+    if hasattr(rows, "narrow"):  # harness.columns.ColumnRows: one device class, one row per (dataset, method, seed)
+        apart, found = False, {}
+        for method in dict.fromkeys((better, than)):
+            datasets, seeds, values = rows.narrow(("dataset", "seed"), metric, (method,), wanted, measured=True)
+            found[method] = dict(zip(zip(datasets, seeds), values))
     else:
         apart, by_method = _indexed(rows)
     if not apart:  # one class: a join of the two methods' cells on (dataset, seed), the latest row of each winning
-        if not hasattr(rows, "metric"):
+        if not hasattr(rows, "narrow"):
             found = {}
             for method in dict.fromkeys((better, than)):
                 cells = found[method] = {}
@@ -222,29 +225,6 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
             other = by_cell[(dataset, seed, device, than)]
             by_class.setdefault((dataset, seed), []).append(value - other if goal == "max" else other - value)
     return {cell: d[0] if len(d) == 1 else sum(d) / len(d) for cell, d in by_class.items()}
-
-
-def _method_cells_from_columns(rows, metric: str, methods: tuple[str, str],
-                               wanted: set[str] | None) -> dict[str, dict[tuple[str, int], float]]:
-    """Per method, (dataset, seed) → its ok value of ``metric``, from columns (:class:`harness.columns.ColumnRows`)."""
-    import numpy as np
-
-    columns = rows.columns
-    values = rows.metric(metric)
-    ok = (rows.codes("status") == columns.code_of("status", "ok")) & ~np.isnan(values)
-    dataset, seed, method = rows.codes("dataset"), rows.codes("seed"), rows.codes("method")
-    if wanted is not None:
-        allowed = np.zeros(len(columns.values["dataset"]) + 1, dtype=bool)
-        allowed[[columns.code_of("dataset", d) for d in wanted]] = True  # an absent one is -1: the spare last place
-        allowed[-1] = False
-        ok &= allowed[dataset]
-    names, seeds = columns.values["dataset"], columns.values["seed"]
-    found = {}
-    for name in dict.fromkeys(methods):
-        at = np.flatnonzero(ok & (method == columns.code_of("method", name)))
-        found[name] = dict(zip(zip(map(names.__getitem__, dataset[at].tolist()), map(seeds.__getitem__, seed[at].tolist())),
-                               rows.metric_values(metric, at)))
-    return found
 
 
 def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:

@@ -10,7 +10,8 @@ the rows are read once into columns, numpy arrays and small tables:
 
 The columns are saved beside ``runs.jsonl`` (:data:`SIDECAR`, a pickle this harness writes and reads back, never
 a file from elsewhere; git ignores it under ``results/``) once the file is :data:`SIDECAR_MIN_BYTES` or more,
-with the folder's ``spec.yaml`` parsed. The next read takes them and decodes only the lines appended since. They
+with the folder's ``spec.yaml`` parsed. The next read takes them and decodes only the lines appended since (or,
+where a row could not be a column, goes straight to reading rows). They
 are used only while ``runs.jsonl`` is the file they were built from, unchanged (its inode, size and time) or only
 grown: a file rewritten in place at the same size is read afresh, and so is one whose bytes before the saved end
 differ in one of 33 samples (``harness repair``, a superseded row moved aside and a merge write a new file, with
@@ -164,6 +165,8 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     saved = _load(folder, path)
     offset, line, damaged = 0, 1, []
     digest = None if spec_text is None else hashlib.sha256(spec_text.encode()).hexdigest()
+    if saved is not None and saved["columns"] is None:
+        return None  # a row before the saved end cannot be a column: no need to decode them all to find it again
     if saved is not None:
         columns, offset, line, damaged = Columns(**saved["columns"]), saved["offset"], saved["line"], saved["damaged"]
         for number in damaged:
@@ -174,7 +177,9 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     chunks = []
     for cells, offset, line in decoded_chunks(path, start=start, first=line, damaged=damaged):
         chunk = from_cells(cells)
-        if chunk is None:
+        if chunk is None:  # the caller reads the rows; a large file remembers it (the rows up to here decide it)
+            if os.stat(path).st_size >= SIDECAR_MIN_BYTES:
+                _save(folder, path, {"columns": None, "offset": offset, "line": line, "damaged": [], "spec": None})
             return None
         chunks.append(chunk)
     if chunks:
@@ -208,7 +213,8 @@ def _load(folder: Path, path: Path) -> dict[str, Any] | None:
         with open(sidecar, "rb") as f:
             saved = pickle.load(f)
         now = os.stat(path)
-        if saved.get("format") != _FORMAT or set(saved["columns"]) != {f.name for f in fields(Columns)}:
+        if saved.get("format") != _FORMAT or (saved["columns"] is not None
+                                               and set(saved["columns"]) != {f.name for f in fields(Columns)}):
             return None  # written by another version of this module
         if (now.st_ino, now.st_size, now.st_mtime_ns) != saved["stat"]:  # written since: only appended to?
             if now.st_size == saved["stat"][1] or now.st_size < saved["offset"]:
@@ -284,21 +290,26 @@ class ColumnRows:
             return found
         return [int(value) if whole else value for value, whole in zip(found, integer[self.index[at]].tolist())]
 
-    def narrow(self, fields: tuple[str, ...], metric: str, methods=None, datasets=None) -> list[list]:
+    def narrow(self, fields: tuple[str, ...], metric: str, methods=None, datasets=None,
+               measured: bool = False) -> list[list]:
         """Of the rows of ``methods`` and ``datasets`` (None: all), in order: each of ``fields`` as a list, then
         their values of ``metric`` (None where a row lacks it), as :func:`harness.claims.claim_columns` gives them
-        from rows."""
+        from rows. ``measured``: only the ok rows that have the metric."""
         import numpy as np
 
         columns = self.columns
         keep = np.ones(len(self.index), dtype=bool)
+        if measured:
+            keep &= (self.codes("status") == columns.code_of("status", "ok")) & ~np.isnan(self.metric(metric))
         for name, allowed in (("method", methods), ("dataset", datasets)):
             if allowed is not None:
                 keep &= np.isin(self.codes(name), [code for code in map(columns.keys[name].get, allowed)
                                                    if code is not None])
         view = ColumnRows(columns, self.index[np.flatnonzero(keep)])
-        present = (~np.isnan(view.metric(metric))).tolist()
-        values = [value if there else None for value, there in zip(view.metric_values(metric, slice(None)), present)]
+        values = view.metric_values(metric, slice(None))
+        absent = np.isnan(view.metric(metric))
+        if absent.any():  # None where a row lacks it, as a row's metrics.get gives
+            values = [None if gone else value for value, gone in zip(values, absent.tolist())]
         return [*(view.column(name) for name in fields), values]
 
     def _metrics(self, at: int) -> dict[str, float]:

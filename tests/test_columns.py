@@ -185,6 +185,23 @@ def _fresh(folder: Path) -> dict[str, bytes]:
     return _current(copy)
 
 
+def test_a_large_folder_that_cannot_be_columns_is_not_decoded_for_them_again(saved):
+    """Its first read finds the row that cannot be a column and says so beside runs.jsonl; later reads go straight
+    to the rows (one decoding, not two), until the file is rewritten."""
+    folder, starts = saved
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    rows[5]["metrics"]["flag"] = True
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_columns(folder) is None and starts == [0]
+    assert read_columns(folder) is None and starts == [0]  # nothing decoded for columns
+    with open(folder / RUNS_FILE, "a") as f:  # appended rows do not change it
+        f.write(json.dumps(rows[0]) + "\n")
+    assert read_columns(folder) is None and starts == [0]
+    rows[5]["metrics"].pop("flag")
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_columns(folder) is not None and starts == [0, 0]
+
+
 def test_damaged_saved_columns_are_built_again(saved):
     folder, starts = saved
     first = _current(folder)

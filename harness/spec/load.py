@@ -152,9 +152,15 @@ def _check_expanded_size(root, file: str) -> None:
         return count, depth
 
     count, depth = measure(root)
-    if len(sizes) > MAX_NODES:  # as written, before any alias repeats a value
-        raise SpecError([Problem(file, 1, 1, (), f"has {len(sizes):,} values; a spec has at most {MAX_NODES:,}")])
-    if count > MAX_NODES:
+    _check_bounds(file, written=len(sizes), expanded=count, depth=depth)
+
+
+def _check_bounds(file: str, written: int, expanded: int, depth: int) -> None:
+    """Refuse a spec of more than :data:`MAX_NODES` values as written or after alias expansion, or nested deeper
+    than :data:`MAX_DEPTH`."""
+    if written > MAX_NODES:  # as written, before any alias repeats a value
+        raise SpecError([Problem(file, 1, 1, (), f"has {written:,} values; a spec has at most {MAX_NODES:,}")])
+    if expanded > MAX_NODES:
         raise SpecError([Problem(file, 1, 1, (), f"expands to more than {MAX_NODES:,} values (YAML aliases repeat "
                                                  "what they point to); a spec is small plain data")])
     if depth > MAX_DEPTH:
@@ -176,10 +182,7 @@ def _check_tree_size(root, file: str) -> None:
             elif type(node) is yaml.SequenceNode:
                 below.extend(node.value)
         level = below
-    if count > MAX_NODES:
-        raise SpecError([Problem(file, 1, 1, (), f"has {count:,} values; a spec has at most {MAX_NODES:,}")])
-    if depth > MAX_DEPTH:
-        raise SpecError([Problem(file, 1, 1, (), f"nested {depth} levels deep; a spec has at most {MAX_DEPTH}")])
+    _check_bounds(file, written=count, expanded=count, depth=depth)
 
 
 def parse_yaml(text: str, file: str) -> tuple[Any, _Positions]:

@@ -33,7 +33,7 @@ from typing import Any
 
 SIDECAR = ".runs.columns"
 SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
-_FORMAT = 2  # of the saved file; saved columns of another format are built again
+_FORMAT = 3  # of the saved file; saved columns of another format are built again
 TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "kind", "git_commit", "task_version",
                "error")
 RAW_FIELDS = ("code", "versions", "dataset_params")  # JSON values: a category per distinct text, decoded once
@@ -205,25 +205,38 @@ def _samples(path: Path, offset: int) -> list[bytes]:
     return blocks
 
 
+_HEADER = ("format", "stat", "offset", "samples")  # pickled first, so a stale file is known before its columns load
+
+
 def _load(folder: Path, path: Path) -> dict[str, Any] | None:
+    """The saved state, if it is this version's and of ``runs.jsonl`` as it is (or only grown); else None, and a
+    stale file is removed (a folder that shrank below :data:`SIDECAR_MIN_BYTES` would keep one otherwise)."""
     sidecar = folder / SIDECAR
     if not sidecar.exists():
         return None
     try:
         with open(sidecar, "rb") as f:
-            saved = pickle.load(f)
-        now = os.stat(path)
-        if saved.get("format") != _FORMAT or (saved["columns"] is not None
-                                               and set(saved["columns"]) != {f.name for f in fields(Columns)}):
-            return None  # written by another version of this module
-        if (now.st_ino, now.st_size, now.st_mtime_ns) != saved["stat"]:  # written since: only appended to?
-            if now.st_size == saved["stat"][1] or now.st_size < saved["offset"]:
-                return None  # the same size, other bytes: rewritten in place
-            if _samples(path, saved["offset"]) != saved["samples"]:
-                return None  # a line removed, added or changed before the saved end
+            header = pickle.load(f)
+            if _current_header(header, path):
+                saved = {**header, **pickle.load(f)}
+                if saved["columns"] is None or set(saved["columns"]) == {f.name for f in fields(Columns)}:
+                    return saved
     except Exception:  # noqa: BLE001 - whatever a damaged or foreign file raises, the columns are built again
-        return None
-    return saved
+        pass
+    sidecar.unlink(missing_ok=True)
+    return None
+
+
+def _current_header(header: Any, path: Path) -> bool:
+    """Whether a saved file's header is this version's, of ``runs.jsonl`` unchanged or only appended to."""
+    if not isinstance(header, dict) or header.get("format") != _FORMAT:
+        return False  # written by another version of this module
+    now = os.stat(path)
+    if (now.st_ino, now.st_size, now.st_mtime_ns) == header["stat"]:
+        return True
+    if now.st_size == header["stat"][1] or now.st_size < header["offset"]:
+        return False  # the same size, other bytes: rewritten in place
+    return _samples(path, header["offset"]) == header["samples"]  # else a line removed, added or changed
 
 
 def _save(folder: Path, path: Path, state: dict[str, Any]) -> None:
@@ -231,13 +244,15 @@ def _save(folder: Path, path: Path, state: dict[str, Any]) -> None:
     import tempfile
 
     now = os.stat(path)
-    state = {"format": _FORMAT, "samples": _samples(path, state["offset"]),
-             "stat": (now.st_ino, now.st_size, now.st_mtime_ns), **state}
+    header = {"format": _FORMAT, "stat": (now.st_ino, now.st_size, now.st_mtime_ns), "offset": state["offset"],
+              "samples": _samples(path, state["offset"])}
+    body = {key: value for key, value in state.items() if key not in _HEADER}
     tmp = None
     try:  # a file of its own per writer: two leaderboards built at once never write into one
         with tempfile.NamedTemporaryFile(dir=folder, prefix=f"{SIDECAR}.", suffix=".tmp", delete=False) as f:
             tmp = Path(f.name)
-            f.write(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+            f.write(pickle.dumps(header, protocol=pickle.HIGHEST_PROTOCOL))
+            f.write(pickle.dumps(body, protocol=pickle.HIGHEST_PROTOCOL))
         os.chmod(tmp, 0o644)  # as runs.jsonl (a temporary file is the owner's only)
         os.replace(tmp, folder / SIDECAR)
     except OSError:  # a read-only or full folder: read in full next time

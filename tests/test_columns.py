@@ -202,6 +202,19 @@ def test_a_large_folder_that_cannot_be_columns_is_not_decoded_for_them_again(sav
     assert read_columns(folder) is not None and starts == [0, 0]
 
 
+def test_saved_columns_that_no_longer_match_are_removed(saved, monkeypatch):
+    """A folder whose runs.jsonl shrank below the size that keeps columns (superseded rows moved aside) does not
+    keep a stale file, which every rebuild would load to find it stale."""
+    folder, starts = saved
+    _current(folder)
+    assert (folder / SIDECAR).exists()
+    monkeypatch.setattr(columns_module, "SIDECAR_MIN_BYTES", 10 ** 9)
+    with RunStore(folder) as store:
+        assert store.move_aside(lambda record: record["seed"] == 0)
+    _current(folder)
+    assert not (folder / SIDECAR).exists() and starts[-1] == 0
+
+
 def test_damaged_saved_columns_are_built_again(saved):
     folder, starts = saved
     first = _current(folder)
@@ -217,9 +230,10 @@ def test_columns_saved_by_another_version_are_built_again(saved, monkeypatch):
     first = _current(folder)
     monkeypatch.setattr(columns_module, "_FORMAT", columns_module._FORMAT + 1)
     assert _current(folder) == first and starts[-1] == 0
-    state = pickle.loads((folder / SIDECAR).read_bytes())
-    del state["columns"]["integers"]
-    (folder / SIDECAR).write_bytes(pickle.dumps(state))
+    with open(folder / SIDECAR, "rb") as f:
+        header, body = pickle.load(f), pickle.load(f)
+    del body["columns"]["integers"]
+    (folder / SIDECAR).write_bytes(pickle.dumps(header) + pickle.dumps(body))
     assert _current(folder) == first and starts[-1] == 0
     assert _current(folder) == first and starts[-1] == (folder / RUNS_FILE).stat().st_size
 

@@ -266,7 +266,8 @@ class ColumnRows:
     It stands for the list of rows: ``len``, a row by position and iteration give each row as a dict of the fields
     :func:`harness.store.read_cells` keeps (``key`` aside), and :func:`harness.store.column` and
     :meth:`metric` give a field of every row without building the rows, which is what the leaderboard's grouping,
-    its header and the paired claims read."""
+    its header and the claims (:meth:`narrow`) read. Going through every row builds a dict each (a million rows:
+    3 s, where the rows of :func:`harness.store.read_cells` take 0.1 s): a new reader of many rows reads columns."""
 
     def __init__(self, columns: Columns, index):
         self.columns, self.index = columns, index

@@ -45,6 +45,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Sequence
 
+from harness.columns import ColumnRows
 from harness.hardware import classes_apart, device_class
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths, no_spread, one_sided_t
 
@@ -192,27 +193,23 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
     """
     wanted = set(claim.get("datasets") or ()) or None
     metric, better, than = claim["metric"], claim.get("better"), claim.get("than")
-    if hasattr(rows, "narrow"):  # harness.columns.ColumnRows: one device class, one row per (dataset, method, seed)
-        apart, found = False, {}
+    if isinstance(rows, ColumnRows):  # one device class, one row per (dataset, method, seed)
+        found = {}
         for method in dict.fromkeys((better, than)):
             datasets, seeds, values = rows.narrow(("dataset", "seed"), metric, (method,), wanted, measured=True)
             found[method] = dict(zip(zip(datasets, seeds), values))
-    else:
-        apart, by_method = _indexed(rows)
+        return _joined(found[better], found[than], goal)
+    apart, by_method = _indexed(rows)
     if not apart:  # one class: a join of the two methods' cells on (dataset, seed), the latest row of each winning
-        if not hasattr(rows, "narrow"):
-            found = {}
-            for method in dict.fromkeys((better, than)):
-                cells = found[method] = {}
-                for row in by_method.get(method, ()):
-                    if (wanted is None or row["dataset"] in wanted) and row["status"] == "ok":
-                        values = row["metrics"]
-                        if metric in values:
-                            cells[(row["dataset"], row["seed"])] = values[metric]
-        mine, theirs = found[better], found[than]
-        if goal == "max":
-            return {cell: mine[cell] - theirs[cell] for cell in sorted(mine) if cell in theirs}
-        return {cell: theirs[cell] - mine[cell] for cell in sorted(mine) if cell in theirs}
+        found = {}
+        for method in dict.fromkeys((better, than)):
+            cells = found[method] = {}
+            for row in by_method.get(method, ()):
+                if (wanted is None or row["dataset"] in wanted) and row["status"] == "ok":
+                    values = row["metrics"]
+                    if metric in values:
+                        cells[(row["dataset"], row["seed"])] = values[metric]
+        return _joined(found[better], found[than], goal)
     by_cell: dict[tuple[str, int, str, str], float] = {}
     for method in dict.fromkeys((better, than)):  # only these two methods' rows count
         for row in by_method.get(method, ()):
@@ -225,6 +222,14 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
             other = by_cell[(dataset, seed, device, than)]
             by_class.setdefault((dataset, seed), []).append(value - other if goal == "max" else other - value)
     return {cell: d[0] if len(d) == 1 else sum(d) / len(d) for cell, d in by_class.items()}
+
+
+def _joined(mine: dict[tuple[str, int], float], theirs: dict[tuple[str, int], float],
+            goal: str) -> dict[tuple[str, int], float]:
+    """The (dataset, seed) cells both methods have, in order, each difference oriented to favour ``mine``."""
+    if goal == "max":
+        return {cell: mine[cell] - theirs[cell] for cell in sorted(mine) if cell in theirs}
+    return {cell: theirs[cell] - mine[cell] for cell in sorted(mine) if cell in theirs}
 
 
 def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:
@@ -392,7 +397,7 @@ def claim_columns(rows, fields: tuple[str, ...], metric: str, methods=None, data
     and ``datasets`` (None: all) and without building a row; from rows, every row (the caller keeps its own)."""
     from harness.store import column
 
-    if hasattr(rows, "narrow"):
+    if isinstance(rows, ColumnRows):
         return rows.narrow(fields, metric, methods, datasets)
     return [*(column(rows, name) for name in fields), [found.get(metric) for found in column(rows, "metrics")]]
 

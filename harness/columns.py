@@ -185,8 +185,10 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     if chunks:
         columns.extend(chunks)
     if offset != start and os.stat(path).st_size >= SIDECAR_MIN_BYTES:
-        spec = None if spec_text is None else (digest, pickle.dumps(load_yaml(spec_text),
-                                                                    protocol=pickle.HIGHEST_PROTOCOL))
+        spec = None
+        if spec_text is not None:  # parsed once: the caller's load_yaml of the same text is answered from memory
+            spec = (digest, pickle.dumps(load_yaml(spec_text), protocol=pickle.HIGHEST_PROTOCOL))
+            remember_yaml_pickled(spec_text, spec[1])
         _save(folder, path, {"columns": {f.name: getattr(columns, f.name) for f in fields(Columns)}, "offset": offset,
                              "line": line, "damaged": damaged, "spec": spec})
     return columns

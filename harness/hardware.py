@@ -59,7 +59,9 @@ _DEVICE = operator.attrgetter("device")
 def classes_apart(rows) -> bool:
     """Whether result rows span more than one device class: then a leaderboard shows a row per (method, class)
     and a claim pairs cells only within one class (a GPU's time is never compared with a CPU's)."""
-    if hasattr(rows, "column"):  # harness.columns.ColumnRows: the distinct devices of its rows
+    from harness.columns import ColumnRows
+
+    if isinstance(rows, ColumnRows):  # the distinct devices of its rows
         return len({device_class(d) for d in set(rows.column("device"))} - {None}) > 1
     try:
         devices = set(map(_DEVICE, rows))  # the Structs of harness.store.read_cells: no Python call per row

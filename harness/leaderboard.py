@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
-from harness.columns import current_rows, read_columns
+from harness.columns import ColumnRows, current_rows, read_columns
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
@@ -191,7 +191,7 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     apart = classes_apart(rows)
     index: dict[tuple, int] = {}
     named = column(rows, "device")
-    if hasattr(rows, "codes"):  # harness.columns.ColumnRows (one device class): groups from the integer codes
+    if isinstance(rows, ColumnRows):  # one device class (else read row by row): groups from the integer codes
         pair = rows.codes("dataset").astype(np.int64) * len(rows.columns.values["method"]) + rows.codes("method")
         _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
         order = np.argsort(at, kind="stable")  # the groups in order of appearance
@@ -220,7 +220,7 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     cells: list[dict[str, Cell]] = [{} for _ in range(count)]
     ok_at = np.flatnonzero(ok)
     ok_group = group[ok_at]
-    if hasattr(rows, "metric"):  # harness.columns.ColumnRows: its metric columns, nan where a row lacks one
+    if isinstance(rows, ColumnRows):  # its metric columns, nan where a row lacks one
         table = np.stack([rows.metric(name)[ok_at] for name in report], axis=1) if report else np.empty((len(ok_at), 0))
     else:
         every = column(rows, "metrics")

@@ -494,7 +494,9 @@ def column(rows: list, name: str) -> list:
     C call per Struct (``operator.attrgetter``), not a Python method call (a million rows: 0.1 s, not 1 s)."""
     import operator
 
-    if hasattr(rows, "column"):  # harness.columns.ColumnRows: from its columns, no row built
+    from harness.columns import ColumnRows
+
+    if isinstance(rows, ColumnRows):  # from its columns, no row built
         return rows.column(name)
     if not rows or isinstance(rows[0], dict):
         return [row.get(name) for row in rows]

@@ -259,7 +259,11 @@ def test_the_saved_columns_hold_the_spec_parsed(saved, monkeypatch):
     from harness import store
 
     folder, _ = saved
+    parses, parse = [], yaml.load
+    store._known_yaml.clear()
+    monkeypatch.setattr(yaml, "load", lambda *a, **k: parses.append(1) or parse(*a, **k))
     first = _current(folder)
+    assert len(parses) == 1  # saving it and reading it: one parse
     store._known_yaml.clear()  # a new process
     monkeypatch.setattr(yaml, "load", lambda *a, **k: pytest.fail("parsed the spec.yaml the columns hold"))
     assert _current(folder) == first

@@ -34,6 +34,7 @@ from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.columns import ColumnRows, current_rows, read_columns
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
+from harness.spec.model import dataset_entries
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
 from harness.store import CellRows, column, load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
@@ -106,7 +107,7 @@ def summarise(values: list[float]) -> Cell:
 
 
 def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
-    """The folder's resolved spec and its current rows (latest per dataset, method, seed).
+    """The folder's resolved spec (a dataset grid written out) and its current rows (latest per dataset, method, seed).
 
     Where the rows span several device classes (:func:`harness.hardware.device_class`), latest per dataset,
     method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
@@ -118,6 +119,7 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     text = (folder / "spec.yaml").read_text()
     columns = read_columns(folder, text)  # first: it may hold the text parsed
     meta = load_yaml(text)
+    meta["spec"]["datasets"] = dataset_entries(meta["spec"])  # the pages show each dataset of a grid
     spec_hash = meta["spec_hash"]
     if columns is not None:
         found = current_rows(columns, spec_hash)

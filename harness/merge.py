@@ -40,6 +40,7 @@ from typing import Any
 
 from harness.hardware import device_class
 from harness.metrics import CHANCE_TABLE, METRIC_TABLE, WALL_CLOCK_UNITS
+from harness.spec.model import dataset_entries
 from harness.store import (DAMAGED_FILE, FINISHED, RECORD_FIELDS, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
                            TUNING_FILE, _record, write_atomic)
 
@@ -397,7 +398,7 @@ def _in_run_order(rows: list[dict], spec: dict[str, Any]) -> list[dict]:
     :func:`harness.plan.test_cells` plans them), so a mean over seeds adds its values in the same order; a
     skipped row first, so a finished row of the same cell from another folder is the one shown."""
     methods = {m.get("id", m.get("name")): i for i, m in enumerate(spec.get("methods", []))}
-    datasets = {d.get("id", d.get("name")): i for i, d in enumerate(spec.get("datasets", []))}
+    datasets = {d.get("id", d.get("name")): i for i, d in enumerate(dataset_entries(spec))}
     return sorted(rows, key=lambda r: (r.get("status") in FINISHED, r["seed"], methods.get(r["method"], len(methods)),
                                        datasets.get(r["dataset"], len(datasets))))
 
@@ -463,7 +464,7 @@ def _merged_spec_text(sources: list[Source], rows: list[dict]) -> str:
         selection = source.meta.get("selection") or {}
         for part in picked:
             picked[part].update(selection.get(part) or [])
-    datasets = [d.get("id", d.get("name")) for d in spec.get("datasets", [])]
+    datasets = [d.get("id", d.get("name")) for d in dataset_entries(spec)]
     methods = [m.get("id", m.get("name")) for m in spec.get("methods", [])]
     meta["selection"] = {"datasets": [d for d in datasets if d in picked["datasets"]],
                          "methods": [m for m in methods if m in picked["methods"]],

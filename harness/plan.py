@@ -8,7 +8,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, Callable
 
-from harness.registry import suggest
+from harness.registry import listing, suggest
 from harness.spec.model import DatasetEntry, MethodEntry, Spec, stable_hash
 
 
@@ -127,7 +127,7 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
         unknown = [w for w in wanted if w not in ids]
         if unknown:
             raise PlanError(f"{spec.path}: --{what} {unknown[0]!r} is not a {what[:-1]} id of spec {spec.name!r}"
-                            f"{suggest(unknown[0], ids)}; its {what}: {', '.join(ids)}")
+                            f"{suggest(unknown[0], ids)}; its {what}: {listing(ids)}")
         return [e for e in entries if e.id in wanted]
 
     resolved = dict(spec.resolved)

@@ -54,6 +54,13 @@ def suggest(name: str, candidates) -> str:
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 
 
+def listing(names, limit: int = 20) -> str:
+    """Names for a message, comma-separated; past ``limit`` (a grid's thousands of datasets) the first ones and the count."""
+    names = list(names)
+    shown = ", ".join(names[:limit])
+    return shown if len(names) <= limit else f"{shown}, ... ({len(names):,} in all)"
+
+
 class Registry:
     def __init__(self, catalogues: list[tuple[str, dict]]):
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}

@@ -14,7 +14,7 @@ from typing import Any, Iterable
 
 from harness.plan import Cell, RunOptions, apply_options, test_cells
 from harness.progress import Progress
-from harness.spec.model import Spec
+from harness.spec.model import Spec, dataset_entries
 
 DATA_DIR_VARIABLE = "HARNESS_DATA_DIR"
 NOT_OK = ("failed", "timed-out")
@@ -250,7 +250,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         write_resolved_spec(spec, folder)
         write_metric_table(folder, default_registry().task_metrics(spec.task))  # the folder reads alone
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
-                                    for d in spec.resolved["datasets"]})
+                                    for d in dataset_entries(spec.resolved)})
         write_skipped_datasets(folder, skipped)
         # streamed once, only the fields planning needs, nothing kept but what history returns: a re-run of a big
         # spec is mostly this

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import yaml
 
-from harness.spec.model import PROFILES, Spec, from_resolved
+from harness.spec.model import PROFILES, Spec, expand_grids, from_resolved
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 Path_ = tuple  # a JSON path: keys and list indices
@@ -329,6 +329,12 @@ def _close(word: str, options) -> str:
     return suggest(word, options)
 
 
+def listing(names) -> str:
+    from harness.registry import listing
+
+    return listing(names)
+
+
 def _schema_problems(data: Any, file: str, positions: _Positions, locate: Callable[[Path_], Path_]) -> list[Problem]:
     from jsonschema.exceptions import best_match
 
@@ -450,6 +456,26 @@ def _locator(origin: dict[Path_, Path_]) -> Callable[[Path_], Path_]:
     return locate
 
 
+# --- dataset grids ---------------------------------------------------------------------
+
+_ID = re.compile(r"^[a-z][a-z0-9_+.-]*$")
+_ID_MAX = 64
+
+
+def _grid_problems(compact: list[dict], expanded: list[dict], sources: list[int], report) -> None:
+    """A grid's ids: each an identifier, like one written by hand (its first bad one is reported, once)."""
+    told: set[int] = set()
+    for entry, index in zip(expanded, sources):
+        if index in told or "grid" not in compact[index] or _ID.match(entry["id"]) and len(entry["id"]) <= _ID_MAX:
+            continue
+        told.add(index)
+        why = f"longer than {_ID_MAX} characters" if _ID.match(entry["id"]) else \
+            "not an identifier (lower-case letters, digits and _ + . -, starting with a letter)"
+        report(("datasets", index, "grid"), f"the grid names a dataset {entry['id']!r}, {why}; a grid's ids are its "
+                                            "id (or name) and each key with its value: use lower-case string "
+                                            "values and a short `id`")
+
+
 # --- names, parameters, metrics --------------------------------------------------------
 
 def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None:
@@ -467,11 +493,13 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
     for section in ("datasets", "methods"):
         for i, entry in enumerate(spec.get(section, [])):
             _entry_problems(section, i, entry, spec["task"], registry, report)
-    dataset_ids = _unique_ids(spec, "datasets", report)
-    method_ids = _unique_ids(spec, "methods", report)
+    datasets, sources = expand_grids(spec.get("datasets", []))
+    _grid_problems(spec.get("datasets", []), datasets, sources, report)
+    dataset_ids = _unique_ids(datasets, "datasets", report, sources)
+    method_ids = _unique_ids(spec.get("methods", []), "methods", report)
     _metric_problems(spec, tuple(task.metrics), report)
     _tuning_problems(spec, report)
-    _claim_problems(spec, tuple(task.metrics), dataset_ids, method_ids, report)
+    _claim_problems(spec, datasets, tuple(task.metrics), dataset_ids, method_ids, report)
 
 
 def _task_or_report(spec: dict, registry, report):
@@ -484,14 +512,16 @@ def _task_or_report(spec: dict, registry, report):
         return None
 
 
-def _unique_ids(spec: dict, section: str, report) -> list[str]:
+def _unique_ids(entries: list[dict], section: str, report, sources: list[int] | None = None) -> list[str]:
+    """The entries' ids, each reported where it repeats one; ``sources``: the written entry of each (a grid's)."""
     seen: dict[str, int] = {}
     ids = []
-    for i, entry in enumerate(spec.get(section, [])):
+    for i, entry in enumerate(entries):
         entry_id = entry.get("id", entry.get("name"))
+        at = sources[i] if sources else i
         if entry_id in seen:
-            report((section, i), f"{section[:-1]} id {entry_id!r} is used twice (also at {section}[{seen[entry_id]}]); give each entry its own `id`")
-        seen[entry_id] = i
+            report((section, at), f"{section[:-1]} id {entry_id!r} is used twice (also at {section}[{seen[entry_id]}]); give each entry its own `id`")
+        seen[entry_id] = at
         ids.append(entry_id)
     return ids
 
@@ -518,6 +548,11 @@ def _entry_problems(section: str, i: int, entry: dict, task_name: str, registry,
     for param in entry.get("params", {}):
         if param not in allowed:
             report((section, i, "params", param), f"{name!r} has no parameter {param!r}{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+    for param in entry.get("grid", {}):
+        if param not in allowed:
+            report((section, i, "grid", param), f"cannot sweep {param!r}: {name!r} has no such parameter{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
+        elif param in entry.get("params", {}):
+            report((section, i, "grid", param), f"{param!r} is both fixed in params and swept in grid; keep one")
     for param, space in entry.get("search", {}).items():
         if param not in allowed:
             report((section, i, "search", param), f"cannot tune {param!r}: {name!r} has no such parameter{_close(param, allowed)}; its parameters: {', '.join(allowed) or 'none'}")
@@ -569,12 +604,13 @@ def _tuning_problems(spec: dict, report) -> None:
                        f"{_close(arg, allowed)}; its arguments: {', '.join(sorted(allowed - {'seed'}))}")
 
 
-def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list[str], method_ids: list[str],
-                    report) -> None:
+def _claim_problems(spec: dict, expanded: list[dict], task_metrics: tuple[str, ...], dataset_ids: list[str],
+                    method_ids: list[str], report) -> None:
+    """``expanded``: the spec's datasets with their grids written out, which the claims name."""
     from harness.claims import BOUND, MIN_SIZE_SPAN, MIN_SIZES, SCALING
 
     task_name = spec["task"]
-    datasets = {d.get("id", d["name"]): d for d in spec.get("datasets", [])}
+    datasets = {d.get("id", d["name"]): d for d in expanded}
     for i, dataset in enumerate(spec.get("datasets", [])):
         for j, method_id in enumerate(dataset.get("methods", [])):
             if method_id not in method_ids:
@@ -608,7 +644,7 @@ def _claim_problems(spec: dict, task_metrics: tuple[str, ...], dataset_ids: list
             report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
         for j, dataset_id in enumerate(claim.get("datasets", [])):
             if dataset_id not in dataset_ids:
-                report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
+                report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {listing(dataset_ids)}")
             elif not bounded:
                 left_out = [claim[k] for k in ("better", "than")
                             if datasets[dataset_id].get("methods") and claim.get(k) not in datasets[dataset_id]["methods"]]
@@ -640,7 +676,7 @@ def _precondition_problems(pre: dict, i: int, task_name: str, task_metrics: tupl
     for j, dataset_id in enumerate(pre.get("datasets", [])):
         if dataset_id not in dataset_ids:
             report(("claims", i, "precondition", "datasets", j), f"no dataset with id {dataset_id!r}"
-                                                                  f"{_close(dataset_id, dataset_ids)}; dataset ids: {', '.join(dataset_ids)}")
+                                                                  f"{_close(dataset_id, dataset_ids)}; dataset ids: {listing(dataset_ids)}")
 
 
 def _scaling_problems(claim: dict, i: int, datasets: list[dict], report, min_sizes: int, min_span: float) -> None:

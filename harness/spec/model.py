@@ -89,7 +89,7 @@ class Spec:
     tuning: Tuning
     hardware: Hardware
     claims: list[Claim]
-    resolved: dict[str, Any]  # the profile merged over the base, as plain data
+    resolved: dict[str, Any]  # the profile merged over the base, as plain data (a dataset grid as written)
 
     def method(self, method_id: str) -> MethodEntry:
         return next(m for m in self.methods if m.id == method_id)
@@ -103,9 +103,58 @@ class Spec:
 
         A Spec is not changed in place once built (narrowing it makes a new one), so the hash is taken once."""
         content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
+        if "datasets" in content:  # a grid hashes as the datasets it stands for, as a spec listing them by hand
+            content["datasets"] = dataset_entries(content)
         if "hardware" in content:  # where a job runs and what it asks of the cluster do not change its results
             content["hardware"] = {k: v for k, v in content["hardware"].items() if k not in ("memory_gb", "slurm")}
         return stable_hash(content)[:16]
+
+
+def _grid_label(value: Any) -> str:
+    """A grid value as it reads in a dataset id: 100, 0.1, 1e-05, true, null, rbf."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def expand_grids(datasets: list[dict]) -> tuple[list[dict], list[int]]:
+    """The dataset entries with each ``grid`` written out, and for each the index of the entry it came from.
+
+    An entry with ``grid: {n: [100, 1000], noise: [0.1, 0.2]}`` stands for four datasets, in the order of
+    ``itertools.product`` over the grid's keys as written (the first varies slowest): the entry's params plus
+    one value of each key, and the id ``ID-n100-noise0.1``, ``ID-n100-noise0.2``, ... (ID: the entry's ``id``,
+    else its ``name``). Each is exactly the entry that a spec listing it by hand would have, so a grid and its
+    hand-written datasets have one spec_hash and one key per cell.
+    """
+    from itertools import product
+
+    if not any("grid" in d for d in datasets):
+        return datasets, list(range(len(datasets)))
+    out, sources = [], []
+    for index, entry in enumerate(datasets):
+        grid = entry.get("grid")
+        if not grid:
+            out.append(entry)
+            sources.append(index)
+            continue
+        base = {k: v for k, v in entry.items() if k != "grid"}
+        stem, params = entry.get("id", entry["name"]), entry.get("params", {})
+        keys = list(grid)
+        labels = [[f"-{key}{_grid_label(v)}" for v in grid[key]] for key in keys]
+        for point, label in zip(product(*grid.values()), product(*labels)):
+            one = dict(base)
+            one["id"] = stem + "".join(label)
+            one["params"] = {**params, **dict(zip(keys, point))}
+            out.append(one)
+        sources += [index] * (len(out) - len(sources))
+    return out, sources
+
+
+def dataset_entries(spec: dict[str, Any]) -> list[dict]:
+    """A resolved spec's (or a results folder's ``spec.yaml``'s ``spec``'s) datasets, each grid written out."""
+    return expand_grids(spec.get("datasets", []))[0]
 
 
 def stable_hash(obj: Any) -> str:
@@ -127,7 +176,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
         datasets=[
             DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"),
                          tuple(d["methods"]) if d.get("methods") else None)
-            for d in resolved["datasets"]
+            for d in dataset_entries(resolved)
         ],
         methods=[
             MethodEntry(

@@ -33,6 +33,7 @@ from typing import Any
 
 SIDECAR = ".runs.columns"
 SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
+PARALLEL_MIN_BYTES = 256 << 20  # less is decoded by this process alone: starting others would cost what they save
 _FORMAT = 3  # of the saved file; saved columns of another format are built again
 TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "kind", "git_commit", "task_version",
                "error")
@@ -153,7 +154,7 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     """
     import hashlib
 
-    from harness.store import RUNS_FILE, decoded_chunks, load_yaml, remember_yaml_pickled, report_damaged
+    from harness.store import RUNS_FILE, load_yaml, remember_yaml_pickled, report_damaged
 
     folder = Path(folder)
     path = folder / RUNS_FILE
@@ -174,14 +175,11 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
         if digest is not None and saved["spec"] is not None and saved["spec"][0] == digest:
             remember_yaml_pickled(spec_text, saved["spec"][1])
     start = offset
-    chunks = []
-    for cells, offset, line in decoded_chunks(path, start=start, first=line, damaged=damaged):
-        chunk = from_cells(cells)
-        if chunk is None:  # the caller reads the rows; a large file remembers it (the rows up to here decide it)
-            if os.stat(path).st_size >= SIDECAR_MIN_BYTES:
-                _save(folder, path, {"columns": None, "offset": offset, "line": line, "damaged": [], "spec": None})
-            return None
-        chunks.append(chunk)
+    chunks, offset, line = _decoded(path, start, line, damaged)
+    if chunks is None:  # the caller reads the rows; a large file remembers it (the rows up to here decide it)
+        if os.stat(path).st_size >= SIDECAR_MIN_BYTES:
+            _save(folder, path, {"columns": None, "offset": offset, "line": line, "damaged": [], "spec": None})
+        return None
     if chunks:
         columns.extend(chunks)
     if offset != start and os.stat(path).st_size >= SIDECAR_MIN_BYTES:
@@ -192,6 +190,92 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
         _save(folder, path, {"columns": {f.name: getattr(columns, f.name) for f in fields(Columns)}, "offset": offset,
                              "line": line, "damaged": damaged, "spec": spec})
     return columns
+
+
+def _decoded(path: Path, start: int, first: int, damaged: list[int]) -> tuple[list[Columns] | None, int, int]:
+    """The columns of the lines from byte ``start`` (line number ``first``) on, in parts, with the byte offset and
+    line number after the last complete line; None for the parts where a row cannot be a column.
+
+    :data:`PARALLEL_MIN_BYTES` or more are split at line ends and decoded by as many processes as there are cores
+    (up to 4): a first read of a million rows is mostly msgspec and building columns, which split cleanly.
+    Anything that stops the processes (a sandbox without them) leaves it to this process alone."""
+    remaining = os.stat(path).st_size - start
+    workers = min(4, _cores())
+    if workers > 1 and remaining >= PARALLEL_MIN_BYTES:
+        try:
+            return _decoded_in_processes(path, start, first, damaged, workers)
+        except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError; damaged lines are added only after
+            pass
+    chunks, offset, line = [], start, first
+    for cells, offset, line in _chunks(path, start, first, damaged, None, True):
+        chunk = from_cells(cells)
+        if chunk is None:
+            return None, offset, line
+        chunks.append(chunk)
+    return chunks, offset, line
+
+
+def _cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _chunks(path: Path, start: int, first: int, damaged: list[int], stop: int | None, report: bool):
+    from harness.store import decoded_chunks
+
+    return decoded_chunks(path, start=start, first=first, damaged=damaged, stop=stop, report=report)
+
+
+def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[int],
+                          workers: int) -> tuple[list[Columns] | None, int, int]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from harness.store import report_damaged
+
+    bounds = [start]
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        for k in range(1, workers):
+            f.seek(start + (size - start) * k // workers)
+            f.readline()  # to the start of the next line
+            if bounds[-1] < f.tell() < size:
+                bounds.append(f.tell())
+    bounds.append(size)
+    ranges = list(zip(bounds, bounds[1:]))
+    # spawned, not forked: the caller may hold threads (a run's fsync thread) whose locks a fork would copy held;
+    # every range in a process of the pool, so a pool that cannot start (a __main__ it cannot import again) says so
+    # at once, before this process has decoded anything
+    with ProcessPoolExecutor(len(ranges), mp_context=multiprocessing.get_context("spawn")) as pool:
+        results = list(pool.map(range_columns, [str(path)] * len(ranges), *zip(*ranges)))
+    parts, offset, line = [], start, first
+    for part, end, lines, bad in results:
+        for number in bad:  # numbered within the range: in the file, line + number - 1
+            report_damaged(path, line + number - 1)
+            damaged.append(line + number - 1)
+        if part is None:
+            return None, end, line + lines
+        parts.append(part)
+        offset, line = end, line + lines
+    return parts, offset, line
+
+
+def range_columns(path: str, start: int, stop: int) -> tuple[Columns | None, int, int, list[int]]:
+    """The columns of the complete lines of ``path`` between bytes ``start`` and ``stop`` (each a line's start, or
+    the end), in a process of :func:`_decoded`'s: (the columns, or None where a row cannot be one; the byte offset
+    after the last complete line; the number of lines; the damaged lines' numbers, counted from 1 in the range)."""
+    damaged: list[int] = []
+    chunks, offset, line = [], start, 1
+    for cells, offset, line in _chunks(Path(path), start, 1, damaged, stop, False):
+        chunk = from_cells(cells)
+        if chunk is None:
+            return None, offset, line - 1, damaged
+        chunks.append(chunk)
+    out = Columns()
+    for name in CATEGORIES:
+        out.keys[name], out.values[name] = {}, []
+    out.extend(chunks)
+    return out, offset, line - 1, damaged
 
 
 def _samples(path: Path, offset: int) -> list[bytes]:

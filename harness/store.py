@@ -377,11 +377,13 @@ def read_cells(folder: Path, extra: tuple[str, ...] = (), intern: bool = False) 
 
 
 def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, first: int = 1,
-                   damaged: list[int] | None = None) -> Iterator[tuple[list, int, int]]:
-    """The complete lines of ``path`` from byte ``start`` (the start of line number ``first``), decoded 32 MiB at a
-    time: (the chunk's cell Structs, the byte offset after its last line, the number of the line after it). ``code``,
-    ``versions`` and ``dataset_params`` are left as raw JSON (``msgspec.Raw``); a damaged line is skipped and
-    reported once (:func:`read_cells`), and its number appended to ``damaged``."""
+                   damaged: list[int] | None = None, stop: int | None = None,
+                   report: bool = True) -> Iterator[tuple[list, int, int]]:
+    """The complete lines of ``path`` from byte ``start`` (the start of line number ``first``) to byte ``stop`` (the
+    end, if None), decoded 32 MiB at a time: (the chunk's cell Structs, the byte offset after its last line, the
+    number of the line after it). ``code``, ``versions`` and ``dataset_params`` are left as raw JSON
+    (``msgspec.Raw``); a damaged line is skipped, reported once (:func:`read_cells`) unless ``report`` is false, and
+    its number appended to ``damaged``."""
     import msgspec
 
     decoder = _cell_decoder(tuple(extra))
@@ -390,7 +392,7 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
         f.seek(start)
         rest = b""
         while True:
-            block = f.read(_CHUNK)
+            block = f.read(_CHUNK if stop is None else max(0, min(_CHUNK, stop - f.tell())))
             data = rest + block
             end = data.rfind(b"\n") + 1
             if not block:
@@ -409,7 +411,8 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
                     try:
                         cells.append(decoder.decode(raw))
                     except (msgspec.DecodeError, msgspec.ValidationError):
-                        report_damaged(path, number)
+                        if report:
+                            report_damaged(path, number)
                         if damaged is not None:
                             damaged.append(number)
             offset += end

@@ -129,9 +129,9 @@ def saved(tmp_path, monkeypatch):
     starts = []
     real = store.decoded_chunks
 
-    def recording(path, extra=(), start=0, first=1, damaged=None):
+    def recording(path, extra=(), start=0, first=1, damaged=None, **rest):
         starts.append(start)
-        return real(path, extra, start, first, damaged)
+        return real(path, extra, start, first, damaged, **rest)
 
     monkeypatch.setattr(store, "decoded_chunks", recording)
     return _synthetic(tmp_path / "f", datasets=20), starts
@@ -322,3 +322,49 @@ def test_every_claim_of_every_committed_folder_has_the_same_verdict_from_columns
         goal = metrics[claim["metric"]].goal
         assert (json.dumps(check_claim(claim, rows, goal, order, goals).to_dict())
                 == json.dumps(check_claim(claim, expected, goal, order, goals).to_dict())), claim.get("id")
+
+
+@pytest.fixture
+def in_processes(monkeypatch):
+    """Large-file reads at any size, split over three processes (this one and two spawned), whose calls are counted."""
+    calls = []
+    real = columns_module._decoded_in_processes
+
+    def counted(*args):
+        calls.append(args[1])
+        return real(*args)
+
+    monkeypatch.setattr(columns_module, "_cores", lambda: 3)
+    monkeypatch.setattr(columns_module, "_decoded_in_processes", counted)
+    monkeypatch.setattr(columns_module, "PARALLEL_MIN_BYTES", 0)
+    return calls
+
+
+def test_a_large_file_read_in_processes_gives_the_columns_of_one(tmp_path, monkeypatch, in_processes, capsys):
+    folder = _synthetic(tmp_path / "f", datasets=30)
+    lines = (folder / RUNS_FILE).read_bytes().splitlines(keepends=True)
+    lines[len(lines) // 2] = b"{not json\n"  # in the second of three ranges: reported by its line in the file
+    (folder / RUNS_FILE).write_bytes(b"".join(lines) + b'{"cut": ')  # and a last line cut by a crash
+    together = _current(folder)
+    assert in_processes == [0]
+    said = capsys.readouterr().err
+    assert f"{RUNS_FILE}:{len(lines) // 2 + 1}: not a cell record" in said and said.count("not a cell record") == 1
+    monkeypatch.setattr(columns_module, "PARALLEL_MIN_BYTES", 1 << 40)
+    from harness import store
+
+    store._reported.clear()
+    assert _current(folder) == together and in_processes == [0]  # this process alone reads the same
+    assert capsys.readouterr().err == said
+    parts = read_columns(folder)
+    monkeypatch.setattr(columns_module, "PARALLEL_MIN_BYTES", 0)
+    split = read_columns(folder)
+    assert split.size == parts.size and all((split.codes[n] == parts.codes[n]).all() for n in parts.codes)
+    assert split.values == parts.values and split.metrics.keys() == parts.metrics.keys()
+
+
+def test_a_row_that_cannot_be_a_column_in_any_range_reads_rows(tmp_path, monkeypatch, in_processes):
+    folder = _synthetic(tmp_path / "f", datasets=30)
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    rows[-3]["metrics"] = {"rmse": "n/a"}  # in the last range only
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert read_columns(folder) is None and in_processes == [0]

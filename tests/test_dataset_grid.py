@@ -110,3 +110,13 @@ def test_claims_name_a_grid_s_datasets_and_a_long_list_of_ids_is_cut(toy_env, wr
     assert "no dataset with id 's-noise0.9' (did you mean" in problem.message
     assert problem.message.endswith("s-noise0.2, ... (40 in all)")  # 20 ids shown, then the count
     assert problem.line == 14
+
+
+def test_the_command_line_selects_a_grid_s_datasets_by_their_ids(toy_env, write_spec):
+    from harness.plan import PlanError, RunOptions, apply_options
+
+    spec = load_spec(write_spec(GRID))
+    picked = apply_options(spec, RunOptions(datasets=("sweep-target0.75-noise0.1", "plain")))
+    assert [d.id for d in picked.datasets] == ["sweep-target0.75-noise0.1", "plain"]
+    with pytest.raises(PlanError, match=r"--datasets 'sweep' is not a dataset id .* its datasets: sweep-target0\.25"):
+        apply_options(spec, RunOptions(datasets=("sweep",)))

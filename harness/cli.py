@@ -92,7 +92,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--profile", choices=PROFILES, default="default", help="scale to run at (default: default)")
     p.add_argument("--out", type=Path, help="results root; each spec writes DIR/<name>/ (default: results/<profile>)")
     p.add_argument("--methods", type=_csv("methods"), help="only these method ids, comma-separated")
-    p.add_argument("--datasets", type=_csv("datasets"), help="only these dataset ids, comma-separated")
+    p.add_argument("--datasets", type=_csv("datasets"),
+                   help="only these dataset ids (a grid's id: each of its datasets), comma-separated")
     p.add_argument("--seeds", type=_csv("seeds"), help="these seeds instead of the spec's, e.g. 0,1,2")
     p.add_argument("--trials", type=_non_negative_int, help="Optuna trials per dataset × method (overrides the spec)")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), help="overrides the spec's hardware.device")
@@ -474,6 +475,7 @@ def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
     from harness.leaderboard import NoResults, folder_metrics, read_folder
     from harness.runner import default_out
+    from harness.spec.model import claim_entries
 
     out = args.out if args.out is not None else default_out(args.profile)
     stem = args.spec.stem
@@ -494,7 +496,7 @@ def cmd_check(args) -> int:
     print(f"# {spec.name}, {meta['profile']} profile, from {folder}/runs.jsonl")
     order = [d.id for d in spec.datasets]
     goals = {name: metric.goal for name, metric in metrics.items()}
-    for claim in spec.resolved.get("claims", []):
+    for claim in claim_entries(spec.resolved):
         verdict = check_claim(claim, rows, metrics[claim["metric"]].goal, order, goals)
         print(verdict.line())
         for detail in verdict.details():

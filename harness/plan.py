@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from harness.registry import listing, suggest
-from harness.spec.model import DatasetEntry, MethodEntry, Spec, stable_hash
+from harness.spec.model import DatasetEntry, MethodEntry, Spec, grid_members, named_datasets, stable_hash
 
 
 _SEED_MARK = "\x00seed\x00"  # stands for the seed in a key's JSON text; no spec value holds a NUL
@@ -120,9 +120,10 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
     """Narrow the spec to the command line's selection and apply its overrides."""
     from dataclasses import replace
 
-    def select(entries, wanted, what):
+    def select(entries, wanted, what, groups=None):
         if wanted is None:
             return entries
+        wanted = named_datasets(wanted, groups or {})  # a grid's id stands for its datasets
         ids = [e.id for e in entries]
         unknown = [w for w in wanted if w not in ids]
         if unknown:
@@ -143,7 +144,7 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
         resolved["hardware"] = {**resolved.get("hardware", {}), "timeout_s": options.timeout_s}
     return replace(
         spec,
-        datasets=select(spec.datasets, options.datasets, "datasets"),
+        datasets=select(spec.datasets, options.datasets, "datasets", grid_members(spec.resolved["datasets"])),
         methods=select(spec.methods, options.methods, "methods"),
         seeds=list(options.seeds) if options.seeds is not None else spec.seeds,
         tuning=tuning,

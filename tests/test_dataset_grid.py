@@ -118,5 +118,34 @@ def test_the_command_line_selects_a_grid_s_datasets_by_their_ids(toy_env, write_
     spec = load_spec(write_spec(GRID))
     picked = apply_options(spec, RunOptions(datasets=("sweep-target0.75-noise0.1", "plain")))
     assert [d.id for d in picked.datasets] == ["sweep-target0.75-noise0.1", "plain"]
-    with pytest.raises(PlanError, match=r"--datasets 'sweep' is not a dataset id .* its datasets: sweep-target0\.25"):
-        apply_options(spec, RunOptions(datasets=("sweep",)))
+    with pytest.raises(PlanError, match=r"--datasets 'swep' is not a dataset id .* its datasets: sweep-target0\.25"):
+        apply_options(spec, RunOptions(datasets=("swep",)))
+
+
+def test_a_grid_s_id_names_its_datasets_in_claims_and_on_the_command_line(toy_env, write_spec, tmp_path):
+    from harness.leaderboard import compute
+    from harness.plan import RunOptions, apply_options
+
+    text = GRID.replace("methods:\n", "methods:\n  - {name: toy-constant, id: other, kind: baseline, params: {value: 0.9}}\n")
+    text += ("claims:\n  - {id: c, says: it, better: toy-constant, than: other, metric: toy_score, datasets: [sweep], "
+             "precondition: {better: toy-constant, than: other, metric: toy_score, datasets: [sweep]}}\n")
+    spec = load_spec(write_spec(text))
+    sweep = [d.id for d in spec.datasets if d.id.startswith("sweep-")]
+    assert spec.claims[0].datasets == tuple(sweep) and len(sweep) == 6
+    assert [d.id for d in apply_options(spec, RunOptions(datasets=("sweep",))).datasets] == sweep
+    [done] = harness.run(spec, tmp_path, harness.RunOptions(jobs=1), progress=False)
+    [verdict] = compute(done.folder).verdicts  # the claim and its precondition pair the sweep's cells, not plain's
+    assert verdict.cells == 6 * 2 and [e.dataset for e in verdict.per_dataset] == sweep
+    assert f"on {', '.join(sweep)}: inconclusive" in verdict.precondition
+
+
+def test_a_grid_id_that_is_also_a_dataset_id_is_refused(toy_env, write_spec):
+    text = HEAD + ("  - {name: toy-target, id: a, grid: {noise: [0.1]}}\n"
+                   "  - {name: toy-target, id: b-noise0.1, params: {noise: 0.2}}\n"
+                   "  - {name: toy-target, id: b, grid: {noise: [0.1]}}\n  - {name: toy-target, id: a-x}\n")
+    problems = problems_of(write_spec(text + TAIL))
+    assert [p.message for p in problems] == ["dataset id 'b-noise0.1' is used twice (also at datasets[1]); give each "
+                                             "entry its own `id`"], [str(p) for p in problems]
+    problems = problems_of(write_spec(HEAD + "  - {name: toy-target, id: a, grid: {noise: [0.1]}}\n"
+                                      "  - {name: toy-target, id: a}\n" + TAIL))
+    assert "'a' names this grid and a dataset" in problems[0].message and problems[0].line == 6

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import yaml
 
-from harness.spec.model import PROFILES, Spec, expand_grids, from_resolved
+from harness.spec.model import PROFILES, Spec, expand_grids, from_resolved, grid_members, named_datasets
 
 SCHEMA_PATH = Path(__file__).with_name("schema.json")
 Path_ = tuple  # a JSON path: keys and list indices
@@ -496,10 +496,15 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
     datasets, sources = expand_grids(spec.get("datasets", []))
     _grid_problems(spec.get("datasets", []), datasets, sources, report)
     dataset_ids = _unique_ids(datasets, "datasets", report, sources)
+    members = grid_members(spec.get("datasets", []))
+    for i, entry in enumerate(spec.get("datasets", [])):
+        if "grid" in entry and entry.get("id", entry["name"]) in dataset_ids:
+            report(("datasets", i, "id"), f"{entry.get('id', entry['name'])!r} names this grid and a dataset; a claim or "
+                                          "--datasets naming it would mean both: give the grid another `id`")
     method_ids = _unique_ids(spec.get("methods", []), "methods", report)
     _metric_problems(spec, tuple(task.metrics), report)
     _tuning_problems(spec, report)
-    _claim_problems(spec, datasets, tuple(task.metrics), dataset_ids, method_ids, report)
+    _claim_problems(spec, datasets, members, tuple(task.metrics), dataset_ids, method_ids, report)
 
 
 def _task_or_report(spec: dict, registry, report):
@@ -604,9 +609,10 @@ def _tuning_problems(spec: dict, report) -> None:
                        f"{_close(arg, allowed)}; its arguments: {', '.join(sorted(allowed - {'seed'}))}")
 
 
-def _claim_problems(spec: dict, expanded: list[dict], task_metrics: tuple[str, ...], dataset_ids: list[str],
-                    method_ids: list[str], report) -> None:
-    """``expanded``: the spec's datasets with their grids written out, which the claims name."""
+def _claim_problems(spec: dict, expanded: list[dict], members: dict[str, list[str]], task_metrics: tuple[str, ...],
+                    dataset_ids: list[str], method_ids: list[str], report) -> None:
+    """``expanded``: the spec's datasets with their grids written out, which the claims name, each by its id or
+    through its grid's (``members``)."""
     from harness.claims import BOUND, MIN_SIZE_SPAN, MIN_SIZES, SCALING
 
     task_name = spec["task"]
@@ -642,19 +648,22 @@ def _claim_problems(spec: dict, expanded: list[dict], task_metrics: tuple[str, .
             report(("claims", i, "than"), "a claim compares two different methods")
         if claim["metric"] not in task_metrics:
             report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
-        for j, dataset_id in enumerate(claim.get("datasets", [])):
-            if dataset_id not in dataset_ids:
-                report(("claims", i, "datasets", j), f"no dataset with id {dataset_id!r}{_close(dataset_id, dataset_ids)}; dataset ids: {listing(dataset_ids)}")
+        for j, name in enumerate(claim.get("datasets", [])):
+            if name not in dataset_ids and name not in members:
+                report(("claims", i, "datasets", j), f"no dataset with id {name!r}{_close(name, [*members, *dataset_ids])}"
+                                                     f"; dataset ids: {listing(dataset_ids)}")
             elif not bounded:
-                left_out = [claim[k] for k in ("better", "than")
+                left_out = [claim[k] for k in ("better", "than") for dataset_id in members.get(name, [name])[:1]
                             if datasets[dataset_id].get("methods") and claim.get(k) not in datasets[dataset_id]["methods"]]
                 if left_out:
-                    report(("claims", i, "datasets", j), f"dataset {dataset_id!r} does not run {', '.join(map(repr, left_out))} "
+                    report(("claims", i, "datasets", j), f"dataset {name!r} does not run {', '.join(map(repr, left_out))} "
                                                          f"(its `methods` leave it out), so the claim has no pair there")
         if claim.get("precondition"):
-            _precondition_problems(claim["precondition"], i, task_name, task_metrics, dataset_ids, method_ids, report)
+            _precondition_problems(claim["precondition"], i, task_name, task_metrics, [*members, *dataset_ids],
+                                   method_ids, report)
         if kind == SCALING:
-            _scaling_problems(claim, i, [datasets[d] for d in claim.get("datasets", datasets) if d in datasets], report,
+            named = named_datasets(claim.get("datasets", datasets), members)
+            _scaling_problems(claim, i, [datasets[d] for d in named if d in datasets], report,
                               MIN_SIZES, MIN_SIZE_SPAN)
             if claim.get("replicate") == "dataset-seed":
                 report(("claims", i, "replicate"), "a scaling claim fits one exponent per seed across its datasets, "

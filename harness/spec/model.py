@@ -152,6 +152,40 @@ def expand_grids(datasets: list[dict]) -> tuple[list[dict], list[int]]:
     return out, sources
 
 
+def grid_members(datasets: list[dict]) -> dict[str, list[str]]:
+    """Each grid entry's id (or name) → the ids of the datasets it stands for, in order."""
+    expanded, sources = expand_grids(datasets)
+    members: dict[str, list[str]] = {}
+    for entry, index in zip(expanded, sources):
+        if "grid" in datasets[index]:
+            members.setdefault(datasets[index].get("id", datasets[index]["name"]), []).append(entry["id"])
+    return members
+
+
+def named_datasets(names, members: dict[str, list[str]]) -> list[str]:
+    """Dataset ids, each named itself or through its grid's id (``members``: :func:`grid_members`), once each."""
+    return list(dict.fromkeys(i for name in names for i in members.get(name, (name,))))
+
+
+def claim_entries(spec: dict[str, Any]) -> list[dict]:
+    """A resolved spec's claims, a grid's id among their (and their preconditions') datasets written out as its
+    datasets' ids: what :func:`harness.claims.check_claim` takes."""
+    claims = spec.get("claims", [])
+    members = grid_members(spec.get("datasets", []))
+    if not members:
+        return claims
+    out = []
+    for claim in claims:
+        claim = dict(claim)
+        if claim.get("datasets"):
+            claim["datasets"] = named_datasets(claim["datasets"], members)
+        if claim.get("precondition", {}).get("datasets"):
+            pre = claim["precondition"]
+            claim["precondition"] = {**pre, "datasets": named_datasets(pre["datasets"], members)}
+        out.append(claim)
+    return out
+
+
 def dataset_entries(spec: dict[str, Any]) -> list[dict]:
     """A resolved spec's (or a results folder's ``spec.yaml``'s ``spec``'s) datasets, each grid written out."""
     return expand_grids(spec.get("datasets", []))[0]
@@ -213,7 +247,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
                 float(c["at_most"]) if "at_most" in c else None, float(c["at_least"]) if "at_least" in c else None,
                 dict(c["precondition"]) if c.get("precondition") else None,
             )
-            for c in resolved.get("claims", [])
+            for c in claim_entries(resolved)
         ],
         resolved=resolved,
     )

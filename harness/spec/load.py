@@ -496,7 +496,7 @@ def _semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None
     datasets, sources = expand_grids(spec.get("datasets", []))
     _grid_problems(spec.get("datasets", []), datasets, sources, report)
     dataset_ids = _unique_ids(datasets, "datasets", report, sources)
-    members = grid_members(spec.get("datasets", []))
+    members = grid_members(spec.get("datasets", []), (datasets, sources))
     for i, entry in enumerate(spec.get("datasets", [])):
         if "grid" in entry and entry.get("id", entry["name"]) in dataset_ids:
             report(("datasets", i, "id"), f"{entry.get('id', entry['name'])!r} names this grid and a dataset; a claim or "

@@ -152,9 +152,10 @@ def expand_grids(datasets: list[dict]) -> tuple[list[dict], list[int]]:
     return out, sources
 
 
-def grid_members(datasets: list[dict]) -> dict[str, list[str]]:
-    """Each grid entry's id (or name) → the ids of the datasets it stands for, in order."""
-    expanded, sources = expand_grids(datasets)
+def grid_members(datasets: list[dict], expansion: tuple[list[dict], list[int]] | None = None) -> dict[str, list[str]]:
+    """Each grid entry's id (or name) → the ids of the datasets it stands for, in order (``expansion``: what
+    :func:`expand_grids` gives for ``datasets``, where the caller has it)."""
+    expanded, sources = expansion or expand_grids(datasets)
     members: dict[str, list[str]] = {}
     for entry, index in zip(expanded, sources):
         if "grid" in datasets[index]:
@@ -167,11 +168,11 @@ def named_datasets(names, members: dict[str, list[str]]) -> list[str]:
     return list(dict.fromkeys(i for name in names for i in members.get(name, (name,))))
 
 
-def claim_entries(spec: dict[str, Any]) -> list[dict]:
+def claim_entries(spec: dict[str, Any], members: dict[str, list[str]] | None = None) -> list[dict]:
     """A resolved spec's claims, a grid's id among their (and their preconditions') datasets written out as its
-    datasets' ids: what :func:`harness.claims.check_claim` takes."""
+    datasets' ids (``members``: :func:`grid_members` of its datasets): what :func:`harness.claims.check_claim` takes."""
     claims = spec.get("claims", [])
-    members = grid_members(spec.get("datasets", []))
+    members = grid_members(spec.get("datasets", [])) if members is None else members
     if not members:
         return claims
     out = []
@@ -199,6 +200,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
     """Build the typed spec from a validated, profile-merged dict."""
     tuning = resolved.get("tuning", {})
     sampler = tuning.get("sampler", {})
+    expansion = expand_grids(resolved["datasets"])
     hardware = resolved.get("hardware", {})
     metrics = resolved["metrics"]
     return Spec(
@@ -210,7 +212,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
         datasets=[
             DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"),
                          tuple(d["methods"]) if d.get("methods") else None)
-            for d in dataset_entries(resolved)
+            for d in expansion[0]
         ],
         methods=[
             MethodEntry(
@@ -247,7 +249,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
                 float(c["at_most"]) if "at_most" in c else None, float(c["at_least"]) if "at_least" in c else None,
                 dict(c["precondition"]) if c.get("precondition") else None,
             )
-            for c in claim_entries(resolved)
+            for c in claim_entries(resolved, grid_members(resolved["datasets"], expansion))
         ],
         resolved=resolved,
     )

@@ -299,8 +299,10 @@ def by_device_class(table: list[Row]) -> list[list[Row]]:
 
 
 def _all_at_chance(table: list[Row], metric: str, level: float | None) -> bool:
+    if level is None:  # no chance level (most datasets of most tasks): nothing to gather
+        return False
     cells = [r.metrics[metric] for r in table if metric in r.metrics]
-    return level is not None and bool(cells) and all(c.contains(level) for c in cells)
+    return bool(cells) and all(c.contains(level) for c in cells)
 
 
 def at_chance(tables: dict[str, list[Row]], metric: str, chance: dict[str, dict[str, float]]) -> list[str]:

@@ -376,6 +376,16 @@ class ColumnRows:
         """Every row's code in category ``name`` (:class:`Columns`)."""
         return self.columns.codes[name][self.index]
 
+    def distinct(self, name: str) -> list:
+        """The values of category ``name`` that its rows take, without building the column."""
+        import numpy as np
+
+        return [self.columns.values[name][code] for code in np.unique(self.codes(name)).tolist()]
+
+    def values_at(self, name: str, positions) -> list:
+        """Category ``name``'s value on each row at ``positions`` (indices into these rows)."""
+        return list(map(self.columns.values[name].__getitem__, self.columns.codes[name][self.index[positions]].tolist()))
+
     def metric(self, name: str):
         """Every row's value of metric ``name`` (float64, nan where a row lacks it)."""
         import numpy as np

@@ -62,7 +62,7 @@ def classes_apart(rows) -> bool:
     from harness.columns import ColumnRows
 
     if isinstance(rows, ColumnRows):  # the distinct devices of its rows
-        return len({device_class(d) for d in set(rows.column("device"))} - {None}) > 1
+        return len({device_class(d) for d in rows.distinct("device")} - {None}) > 1
     try:
         devices = set(map(_DEVICE, rows))  # the Structs of harness.store.read_cells: no Python call per row
     except AttributeError:

@@ -194,8 +194,9 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
         return []
     apart = classes_apart(rows)
     index: dict[tuple, int] = {}
-    named = column(rows, "device")
-    if isinstance(rows, ColumnRows):  # one device class (else read row by row): groups from the integer codes
+    columnar = isinstance(rows, ColumnRows)  # its fields by their codes: no list of a million values per field
+    named = None if columnar else column(rows, "device")
+    if columnar:  # one device class (else read row by row): groups from the integer codes
         pair = rows.codes("dataset").astype(np.int64) * len(rows.columns.values["method"]) + rows.codes("method")
         _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
         order = np.argsort(at, kind="stable")  # the groups in order of appearance
@@ -216,10 +217,19 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
         _, group = np.unique(firsts, return_inverse=True)
         index = dict(zip(index, range(len(index))))
     count = len(index)
-    status = np.array(column(rows, "status"), dtype=object)
-    ok = status == "ok"
-    failed = (status == "failed") | (status == "timed-out")
-    skipped = status == "skipped"
+    if columnar:
+        codes, table = rows.codes("status"), rows.columns.values["status"]
+
+        def status_in(*wanted):
+            return np.isin(codes, [code for code, value in enumerate(table) if value in wanted])
+    else:
+        status = np.array(column(rows, "status"), dtype=object)
+
+        def status_in(*wanted):
+            return np.logical_or.reduce([status == value for value in wanted])
+    ok = status_in("ok")
+    failed = status_in("failed", "timed-out")
+    skipped = status_in("skipped")
     _, first = np.unique(group, return_index=True)  # groups are numbered in order of appearance
     cells: list[dict[str, Cell]] = [{} for _ in range(count)]
     ok_at = np.flatnonzero(ok)
@@ -245,25 +255,38 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     seeds_failed = np.bincount(group[failed], minlength=count).tolist()
     seeds_skipped = np.bincount(group[skipped], minlength=count).tolist()
     devices: list[tuple[str, ...]] = [()] * count
-    names = sorted({d for d in named if d})
+    names = sorted({d for d in (rows.distinct("device") if columnar else named) if d})
     if names:
         code = {d: i for i, d in enumerate(names)}
         # None and "" are no device: not in ``code``, so -1
-        device = np.fromiter(map(code.get, named, itertools.repeat(-1)), dtype=np.int64, count=len(named))
+        if columnar:
+            device = np.array([code.get(d, -1) for d in rows.columns.values["device"]], dtype=np.int64)[
+                rows.codes("device")]
+        else:
+            device = np.fromiter(map(code.get, named, itertools.repeat(-1)), dtype=np.int64, count=len(named))
         known = device >= 0
         for pair in np.unique(group[known] * len(names) + device[known]).tolist():  # by group, then device name
             g, d = divmod(pair, len(names))
             devices[g] = devices[g] + (names[d],)
+    read: dict[str, list] = {}
+
+    def at(name: str, positions) -> list:
+        """The field on the rows at ``positions``."""
+        if columnar:
+            return rows.values_at(name, positions)
+        found = read[name] if name in read else read.setdefault(name, column(rows, name))
+        return [found[i] for i in positions.tolist()]
+
     errors: list[dict[str, None]] = [{} for _ in range(count)]
-    said = column(rows, "error")
-    for i in np.flatnonzero(failed).tolist():
-        errors[int(group[i])][f"{status[i]}: {said[i]}"] = None
+    where = np.flatnonzero(failed)
+    for g, status_said, error in zip(group[where].tolist(), at("status", where), at("error", where)):
+        errors[g][f"{status_said}: {error}"] = None
     skips: list[dict[str, None]] = [{} for _ in range(count)]
-    for i in np.flatnonzero(skipped).tolist():
-        skips[int(group[i])][str(said[i] or "no reason recorded")] = None
-    first = first.tolist()
-    kinds = column(rows, "kind")
-    return [Row(dataset, method, kinds[first[g]], cells[g], seeds_ok[g], seeds_failed[g],
+    where = np.flatnonzero(skipped)
+    for g, error in zip(group[where].tolist(), at("error", where)):
+        skips[g][str(error or "no reason recorded")] = None
+    kinds = at("kind", first)
+    return [Row(dataset, method, kinds[g], cells[g], seeds_ok[g], seeds_failed[g],
                 devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
                 device_class=device_class)
             for (dataset, method, device_class), g in index.items()]

@@ -458,19 +458,18 @@ def _locator(origin: dict[Path_, Path_]) -> Callable[[Path_], Path_]:
 
 # --- dataset grids ---------------------------------------------------------------------
 
-_ID = re.compile(r"^[a-z][a-z0-9_+.-]*$")
-_ID_MAX = 64
-
-
 def _grid_problems(compact: list[dict], expanded: list[dict], sources: list[int], report) -> None:
-    """A grid's ids: each an identifier, like one written by hand (its first bad one is reported, once)."""
+    """A grid's ids: each an identifier (the schema's), like one written by hand (its first bad one is reported,
+    once)."""
+    identifier = schema()["$defs"]["identifier"]
+    pattern, longest = re.compile(identifier["pattern"]), identifier["maxLength"]
     told: set[int] = set()
     for entry, index in zip(expanded, sources):
-        if index in told or "grid" not in compact[index] or _ID.match(entry["id"]) and len(entry["id"]) <= _ID_MAX:
+        if index in told or "grid" not in compact[index] or pattern.match(entry["id"]) and len(entry["id"]) <= longest:
             continue
         told.add(index)
-        why = f"longer than {_ID_MAX} characters" if _ID.match(entry["id"]) else \
-            "not an identifier (lower-case letters, digits and _ + . -, starting with a letter)"
+        why = f"longer than {longest} characters" if pattern.match(entry["id"]) else \
+            f"not an identifier ({identifier['description'].rstrip('.')})"
         report(("datasets", index, "grid"), f"the grid names a dataset {entry['id']!r}, {why}; a grid's ids are its "
                                             "id (or name) and each key with its value: use lower-case string "
                                             "values and a short `id`")

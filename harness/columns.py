@@ -206,13 +206,7 @@ def _decoded(path: Path, start: int, first: int, damaged: list[int]) -> tuple[li
             return _decoded_in_processes(path, start, first, damaged, workers)
         except (OSError, RuntimeError):  # BrokenProcessPool is a RuntimeError; damaged lines are added only after
             pass
-    chunks, offset, line = [], start, first
-    for cells, offset, line in _chunks(path, start, first, damaged, None, True):
-        chunk = from_cells(cells)
-        if chunk is None:
-            return None, offset, line
-        chunks.append(chunk)
-    return chunks, offset, line
+    return _chunk_columns(path, start, first, damaged)
 
 
 def _cores() -> int:
@@ -220,10 +214,20 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _chunks(path: Path, start: int, first: int, damaged: list[int], stop: int | None, report: bool):
+def _chunk_columns(path: Path, start: int, first: int, damaged: list[int], stop: int | None = None,
+                   report: bool = True) -> tuple[list[Columns] | None, int, int]:
+    """The columns of each 32 MiB chunk of the lines from byte ``start`` (line ``first``) to ``stop``, with the
+    offset and line number after the last complete line; None (and where it stopped) at a row that cannot be one."""
     from harness.store import decoded_chunks
 
-    return decoded_chunks(path, start=start, first=first, damaged=damaged, stop=stop, report=report)
+    chunks, offset, line = [], start, first
+    for cells, offset, line in decoded_chunks(path, start=start, first=first, damaged=damaged, stop=stop,
+                                              report=report):
+        chunk = from_cells(cells)
+        if chunk is None:
+            return None, offset, line
+        chunks.append(chunk)
+    return chunks, offset, line
 
 
 def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[int],
@@ -265,12 +269,9 @@ def range_columns(path: str, start: int, stop: int) -> tuple[Columns | None, int
     the end), in a process of :func:`_decoded`'s: (the columns, or None where a row cannot be one; the byte offset
     after the last complete line; the number of lines; the damaged lines' numbers, counted from 1 in the range)."""
     damaged: list[int] = []
-    chunks, offset, line = [], start, 1
-    for cells, offset, line in _chunks(Path(path), start, 1, damaged, stop, False):
-        chunk = from_cells(cells)
-        if chunk is None:
-            return None, offset, line - 1, damaged
-        chunks.append(chunk)
+    chunks, offset, line = _chunk_columns(Path(path), start, 1, damaged, stop, report=False)
+    if chunks is None:
+        return None, offset, line - 1, damaged
     out = Columns()
     for name in CATEGORIES:
         out.keys[name], out.values[name] = {}, []

@@ -34,7 +34,7 @@ from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
 from harness.columns import ColumnRows, current_rows, read_columns
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
-from harness.spec.model import claim_entries, dataset_entries
+from harness.spec.model import claim_entries, expand_grids, grid_members
 from harness.stats import FLOAT_NOISE, mean_and_half_width, means_and_half_widths
 from harness.store import CellRows, column, load_yaml, newest_code_only, read_cells, read_skipped_datasets, read_tuning_summaries, write_atomic
 
@@ -120,8 +120,9 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     columns = read_columns(folder, text)  # first: it may hold the text parsed
     meta = load_yaml(text)
     # the pages show each dataset of a grid, and a claim naming a grid is about its datasets
-    meta["spec"]["claims"] = claim_entries(meta["spec"])
-    meta["spec"]["datasets"] = dataset_entries(meta["spec"])
+    expansion = expand_grids(meta["spec"]["datasets"])  # once, for both
+    meta["spec"]["claims"] = claim_entries(meta["spec"], grid_members(meta["spec"]["datasets"], expansion))
+    meta["spec"]["datasets"] = expansion[0]
     spec_hash = meta["spec_hash"]
     if columns is not None:
         found = current_rows(columns, spec_hash)

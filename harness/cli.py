@@ -301,13 +301,11 @@ def cmd_run(args) -> int:
             print(f"  {count} cell(s) skipped: {reason}")
         for verdict in s.verdicts:
             print(f"  claim {verdict.claim}: {verdict.verdict}")
-        kinds = {getattr(v, "kind", "paired") for v in s.verdicts}
-        if kinds & {"paired", "scaling"}:
-            print("  (reproduced: the 95% interval of the paired difference over independent seeds lies above the "
-                  "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
-        if "bound" in kinds:
-            print("  (a bound claim: reproduced when no cell of its methods is beyond the bound; one cell beyond "
-                  "it refutes it)")
+        if s.verdicts:
+            from harness.claims import legends
+
+            for legend in legends(s.verdicts):
+                print(f"  {legend}")
         if not s.ok:
             status = EXIT_FAILED
             print(f"  {s.not_ok} planned cell(s) failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl; "

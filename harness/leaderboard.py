@@ -30,7 +30,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from harness.claims import REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE, check_claim
+from harness.claims import check_claim, page_blocks as claim_page_blocks
+from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
 from harness.columns import ColumnRows, current_rows, read_columns
 from harness.hardware import classes_apart, device_class
 from harness.metrics import Metric, read_chance_table, read_metric_table
@@ -40,7 +41,6 @@ from harness.store import CellRows, column, load_yaml, newest_code_only, read_ce
 
 FORMATS = ("md", "csv", "html")
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
-AT_CHANCE = "at chance"
 NO_DEVICE = "device not recorded"  # the class of a row without a device, where a folder spans several classes
 
 
@@ -404,6 +404,10 @@ class Board:
     def at_chance(self) -> list[str]:
         return at_chance(self.tables, self.primary, self.chance)
 
+    def datasets_at_chance(self, metric: str) -> list[str]:
+        """The datasets where no method is above chance on ``metric`` (a claim's differences there compare noise)."""
+        return at_chance(self.tables, metric, self.chance)
+
     @cached_property
     def zero_variance(self) -> list[str]:
         return zero_variance(self.tables, self.primary)
@@ -443,13 +447,6 @@ def _table_text(text: str) -> str:
 # table (its cells plain text with **bold** and `code`, or (text, CSS class)), the plot.
 
 
-@dataclass
-class Table:
-    header: list[str]
-    rows: list[list]  # a cell is its text, or (text, CSS class) for the HTML page
-    summary: str | None = None  # a secondary table: under this line in Markdown, collapsed under it in HTML
-
-
 def _text(cell) -> str:
     return cell[0] if isinstance(cell, tuple) else cell
 
@@ -483,93 +480,6 @@ def _header_lines(board: Board) -> list[str]:
         f"commit: {', '.join(commits) or 'unknown'}; " + ", ".join(f"{k} {v}" for k, v in versions.items()),
     ]
     return lines
-
-
-VERDICT_CLASS = {REPRODUCED: "reproduced", NOT_REPRODUCED: "not-reproduced", INCONCLUSIVE: "inconclusive"}
-
-
-def _verdict_cell(v) -> tuple[str, str]:
-    return f"**{v.verdict}**", f"verdict {VERDICT_CLASS.get(v.verdict, '')}".strip()
-
-
-def _claim_blocks(board: Board) -> list:
-    paired = [v for v in board.verdicts if getattr(v, "kind", "paired") == "paired"]
-    others = [v for v in board.verdicts if getattr(v, "kind", "paired") != "paired"]
-    return _paired_claim_blocks(board, paired) + _other_claim_blocks(others)
-
-
-def _other_claim_blocks(verdicts: list) -> list:
-    """The scaling and bound claims (:mod:`harness.claims`), after the paired ones."""
-    blocks: list = []
-    scaling = [v for v in verdicts if v.kind == "scaling"]
-    if scaling:
-        blocks += [("h2", "Scaling claims"), ("p",
-                    "Each method's exponent is the least-squares slope of log(metric) against log(size), fitted per "
-                    "seed over the claim's datasets (at least 5 sizes spanning 16x), then averaged over seeds ± the "
-                    "half-width of its 95% t-interval. A claim comparing two methods is a paired t-test over seeds of "
-                    "the difference of their exponents; a claim bounding methods' own exponents is a t-test over seeds "
-                    "of each method's exponent against the bound."),
-                   ("table", Table(["claim", "verdict", "says", "source", "sizes", "exponents", "evidence"],
-                                   [[f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), v.sizes_text(),
-                                     v.spread_text() or "—", v.evidence()] for v in scaling]))]
-    bounds = [v for v in verdicts if v.kind == "bound"]
-    if bounds:
-        blocks += [("h2", "Bound claims"),
-                   ("p", "A bound holds on every cell of the named methods; one cell beyond it refutes the claim."),
-                   ("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"],
-                                   [[f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), v.evidence(),
-                                     v.spread_text() or "—"] for v in bounds]))]
-    return blocks
-
-
-def _paired_claim_blocks(board: Board, verdicts: list) -> list:
-    if not verdicts:
-        return []
-    blocks: list = [("h2", "Claims"), ("p",
-                    "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of that "
-                    "seed's differences over the claim's datasets (they share what the seed drew); one per "
-                    "(dataset, seed) cell only where the claim declares its datasets independent draws. "
-                    "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval"
-                    + (f"; “every method {AT_CHANCE}”: no method is above chance there, so its difference compares "
-                       f"noise" if any(board.chance.values()) else "") + ".")]
-    rows = []
-    for v in verdicts:
-        evidence = v.reason
-        if v.mean_difference is not None:
-            lo, hi = v.interval
-            evidence = (f"{v.better} − {v.than} on {v.metric} (oriented, + favours {v.better}): "
-                        f"{v.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {v.p_value:.3g}, "
-                        f"{v.pairs_text()}; {v.reason}")
-        chance_datasets = set(at_chance(board.tables, v.metric, board.chance))
-        if len(v.per_dataset) > PAGE_LIMIT:
-            spread = _spread_summary(v.per_dataset, chance_datasets)
-        else:
-            spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
-                               for e in v.per_dataset)
-        rows.append([f"`{v.claim}`", _verdict_cell(v), v.says, v.provenance(), evidence, spread or "—"])
-    blocks.append(("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"], rows)))
-    return blocks
-
-
-SPREAD_EXTREMES = 3  # beyond PAGE_LIMIT datasets, a claim's cell names this many datasets at each end
-
-
-def _spread_summary(evidence: list, chance_datasets: set[str]) -> str:
-    """A claim's per-dataset differences in one cell, beyond :data:`PAGE_LIMIT` datasets: how many favour each
-    side, the median, the datasets at each end; every dataset's own difference is in claims.json."""
-    ordered = sorted(evidence, key=lambda e: e.mean_difference)
-    values = [e.mean_difference for e in ordered]
-    middle = len(values) // 2
-    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
-    ahead = sum(v > 0 for v in values)
-    behind = sum(v < 0 for v in values)
-    text = (f"{len(values)} datasets: + on {ahead}, − on {behind}, 0 on {len(values) - ahead - behind}; median "
-            f"{median:+.4g}; most against: " + "; ".join(e.text() for e in ordered[:SPREAD_EXTREMES])
-            + "; most for: " + "; ".join(e.text() for e in reversed(ordered[-SPREAD_EXTREMES:])))
-    if chance_datasets:
-        at = sum(e.dataset in chance_datasets for e in evidence)
-        text += f"; every method {AT_CHANCE} on {at} of them"
-    return text + "; every dataset's difference is in claims.json (per_dataset)"
 
 
 def _win_rate_blocks(board: Board) -> list:
@@ -725,7 +635,7 @@ def _page_blocks(board: Board) -> list:
         blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
     blocks += [("li", line) for line in _header_lines(board)]
     blocks.append(("figure",))
-    blocks += _claim_blocks(board) + _curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    blocks += claim_page_blocks(board.verdicts, board) + _curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
     blocks += _tuning_blocks(board)
     if len(board.tables) > PAGE_LIMIT:
         return blocks + _many_datasets_blocks(board)
@@ -734,7 +644,6 @@ def _page_blocks(board: Board) -> list:
     return blocks
 
 
-PAGE_LIMIT = 48  # datasets the page shows table by table (the figure's PANEL_LIMIT); beyond, a summary and the CSV
 SHOWN_NAMES = 10  # beyond PAGE_LIMIT, a list of datasets (no spread, at chance) names this many, then counts
 
 

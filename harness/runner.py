@@ -153,8 +153,8 @@ _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond wha
 PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
 # the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
 _PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
-_PAGE_CODE = ("harness.leaderboard", "harness.claims", "harness.stats", "harness.metrics", "harness.store",
-              "harness.hardware")
+_PAGE_CODE = ("harness.leaderboard", "harness.claims", "harness.report", "harness.stats", "harness.metrics",
+              "harness.store", "harness.hardware")
 
 
 def _pages_stamp(folder: Path) -> str:
@@ -172,7 +172,10 @@ def _pages_stamp(folder: Path) -> str:
         info = runs.stat()
         digest.update(f"runs {info.st_size} {info.st_mtime_ns} {info.st_ino}".encode())
     for module in _PAGE_CODE:
-        digest.update(Path(importlib.util.find_spec(module).origin).read_bytes())
+        origin = Path(importlib.util.find_spec(module).origin)
+        # a package counts with every module in it (a claim kind is a module of harness.claims)
+        for path in sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]:
+            digest.update(path.name.encode() + path.read_bytes())
     return digest.hexdigest()
 
 

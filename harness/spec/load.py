@@ -51,7 +51,13 @@ def json_path(path: Path_) -> str:
 
 @lru_cache(maxsize=1)
 def schema() -> dict:
-    return json.loads(SCHEMA_PATH.read_text())
+    """schema.json, with a claim's schema composed from the claim kinds found now (:func:`harness.claims.claim_schema`:
+    the file holds the same for this repository's kinds, for editors; a kind of an outside package adds its keys)."""
+    from harness.claims import claim_schema
+
+    found = json.loads(SCHEMA_PATH.read_text())
+    found["$defs"]["claim"] = claim_schema()
+    return found
 
 
 _ANNOTATIONS = {"description", "title", "$comment", "examples", "default"}
@@ -610,63 +616,53 @@ def _tuning_problems(spec: dict, report) -> None:
 
 def _claim_problems(spec: dict, expanded: list[dict], members: dict[str, list[str]], task_metrics: tuple[str, ...],
                     dataset_ids: list[str], method_ids: list[str], report) -> None:
-    """``expanded``: the spec's datasets with their grids written out, which the claims name, each by its id or
-    through its grid's (``members``)."""
-    from harness.claims import BOUND, MIN_SIZE_SPAN, MIN_SIZES, SCALING
+    """What the schema cannot see of a claim: the names it uses, then its kind's own checks. ``expanded``: the
+    spec's datasets with their grids written out, which the claims name, each by its id or through its grid's
+    (``members``)."""
+    from harness.claims import ClaimKindError, kind_of
+    from harness.claims.base import SpecContext
 
     task_name = spec["task"]
     datasets = {d.get("id", d["name"]): d for d in expanded}
+    context = SpecContext(task_name, task_metrics, datasets, members, method_ids)
     for i, dataset in enumerate(spec.get("datasets", [])):
         for j, method_id in enumerate(dataset.get("methods", [])):
             if method_id not in method_ids:
                 report(("datasets", i, "methods", j), f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: {', '.join(method_ids)}")
     claim_ids: set[str] = set()
     for i, claim in enumerate(spec.get("claims", [])):
+        path = ("claims", i)
         if claim["id"] in claim_ids:
-            report(("claims", i, "id"), f"claim id {claim['id']!r} is used twice")
+            report(path + ("id",), f"claim id {claim['id']!r} is used twice")
         claim_ids.add(claim["id"])
-        kind = claim.get("kind", "paired")
-        # a bound, and a scaling claim on each method's own exponent, name methods and a bound; the others a pair
-        bounded = kind == BOUND or (kind == SCALING and "methods" in claim)
-        compared = ("methods",) if bounded else ("better", "than")
-        for key in ("better", "than", "methods", "size", "at_most", "at_least"):
-            wrong_kind = (key in ("better", "than") and bounded) or (key == "methods" and kind not in (BOUND, SCALING)) \
-                or (key == "size" and kind != SCALING) or (key in ("at_most", "at_least") and not bounded)
-            if key in claim and wrong_kind:
-                what = (f"a scaling claim names either better and than, or methods with at_most / at_least"
-                        if kind == SCALING else f"a {kind} claim names {', '.join(compared)}")
-                report(("claims", i, key), f"`{key}` has no meaning in a claim of kind {kind!r} here; {what}")
-        if bounded and "at_most" in claim and "at_least" in claim:
-            report(("claims", i, "at_least"), f"a {kind} claim on methods sets one of at_most and at_least, not both")
-        named = [(("claims", i, key), claim[key]) for key in ("better", "than") if key in compared and key in claim]
-        named += [(("claims", i, "methods", j), m) for j, m in enumerate(claim.get("methods", []))]
-        for path, method_id in named:
+        try:
+            kind = kind_of(claim)
+        except ClaimKindError as exc:
+            report(path + ("kind",), str(exc))
+            continue
+        for key in dict.fromkeys(kind.stray_keys(claim)):
+            report(path + (key,), kind.stray_key_message(key, claim))
+        for where, method_id in kind.named_methods(claim):
             if method_id not in method_ids:
-                report(path, f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: {', '.join(method_ids)}")
-        if not bounded and claim.get("better") is not None and claim.get("better") == claim.get("than"):
-            report(("claims", i, "than"), "a claim compares two different methods")
+                report(path + where, f"no method with id {method_id!r}{_close(method_id, method_ids)}; method ids: "
+                                     f"{', '.join(method_ids)}")
         if claim["metric"] not in task_metrics:
-            report(("claims", i, "metric"), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
+            report(path + ("metric",), f"task {task_name!r} does not report {claim['metric']!r}; it reports: {', '.join(task_metrics)}")
+        compared = [claim[k] for k in ("better", "than") if k in kind.method_keys and claim.get(k) is not None]
         for j, name in enumerate(claim.get("datasets", [])):
             if name not in dataset_ids and name not in members:
-                report(("claims", i, "datasets", j), f"no dataset with id {name!r}{_close(name, [*members, *dataset_ids])}"
-                                                     f"; dataset ids: {listing(dataset_ids)}")
-            elif not bounded:
-                left_out = [claim[k] for k in ("better", "than") for dataset_id in members.get(name, [name])[:1]
-                            if datasets[dataset_id].get("methods") and claim.get(k) not in datasets[dataset_id]["methods"]]
+                report(path + ("datasets", j), f"no dataset with id {name!r}{_close(name, [*members, *dataset_ids])}"
+                                               f"; dataset ids: {listing(dataset_ids)}")
+            elif "methods" not in claim:
+                left_out = [method for method in compared for dataset_id in members.get(name, [name])[:1]
+                            if datasets[dataset_id].get("methods") and method not in datasets[dataset_id]["methods"]]
                 if left_out:
-                    report(("claims", i, "datasets", j), f"dataset {name!r} does not run {', '.join(map(repr, left_out))} "
-                                                         f"(its `methods` leave it out), so the claim has no pair there")
+                    report(path + ("datasets", j), f"dataset {name!r} does not run {', '.join(map(repr, left_out))} "
+                                                   f"(its `methods` leave it out), so the claim has no pair there")
         if claim.get("precondition"):
             _precondition_problems(claim["precondition"], i, task_name, task_metrics, [*members, *dataset_ids],
                                    method_ids, report)
-        if kind == SCALING:
-            named = named_datasets(claim.get("datasets", datasets), members)
-            _scaling_problems(claim, i, [datasets[d] for d in named if d in datasets], report,
-                              MIN_SIZES, MIN_SIZE_SPAN)
-            if claim.get("replicate") == "dataset-seed":
-                report(("claims", i, "replicate"), "a scaling claim fits one exponent per seed across its datasets, "
-                                                   "so its unit of replication is the seed; remove `replicate`")
+        kind.problems(claim, path, context, report)
 
 
 def _precondition_problems(pre: dict, i: int, task_name: str, task_metrics: tuple[str, ...], dataset_ids: list[str],
@@ -685,23 +681,6 @@ def _precondition_problems(pre: dict, i: int, task_name: str, task_metrics: tupl
         if dataset_id not in dataset_ids:
             report(("claims", i, "precondition", "datasets", j), f"no dataset with id {dataset_id!r}"
                                                                   f"{_close(dataset_id, dataset_ids)}; dataset ids: {listing(dataset_ids)}")
-
-
-def _scaling_problems(claim: dict, i: int, datasets: list[dict], report, min_sizes: int, min_span: float) -> None:
-    """The sizes of a scaling claim: a positive number on every dataset, enough of them over a wide enough range."""
-    size = claim.get("size")
-    sizes = set()
-    for dataset in datasets:
-        value = dataset.get("params", {}).get(size)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-            report(("claims", i, "size"), f"dataset {dataset.get('id', dataset['name'])!r} has no positive number "
-                                          f"in params.{size} (found {value!r}); every dataset of a scaling claim sets its size")
-            return
-        sizes.add(float(value))
-    if len(sizes) < min_sizes or max(sizes) < min_span * min(sizes):
-        found = ", ".join(f"{s:g}" for s in sorted(sizes))
-        report(("claims", i, "datasets"), f"a scaling claim fits an exponent over at least {min_sizes} sizes spanning "
-                                          f"{min_span:g}x; its datasets have {size} = {found or 'nothing'}")
 
 
 # --- entry points ----------------------------------------------------------------------

@@ -37,7 +37,7 @@ class MethodEntry:
 class Claim:
     id: str
     says: str
-    better: str | None  # None for kind "bound"
+    better: str | None  # None for a kind that names `methods` instead of a pair
     than: str | None
     metric: str
     datasets: tuple[str, ...] | None = None
@@ -46,12 +46,13 @@ class Claim:
     replicate: str = "seed"  # or "dataset-seed": the unit of replication of the paired test
     source: str | None = None  # "paper" or "harness"
     quote: str | None = None  # the paper's sentence, table or figure
-    kind: str = "paired"  # or "scaling" (exponents in ``size``) or "bound" (a limit on every cell)
+    kind: str = "paired"  # a module of harness.claims (or an outside package's), which reads the rest
     size: str | None = None  # scaling: the dataset parameter that is the size
     methods: tuple[str, ...] | None = None  # bound: the methods held to it
     at_most: float | None = None  # bound
     at_least: float | None = None  # bound
     precondition: dict | None = None  # a paired comparison the claim needs to be testable (better, than, metric, ...)
+    written: dict = field(default_factory=dict, compare=False)  # the claim as written: a kind's own keys are here
 
 
 @dataclass(frozen=True)
@@ -247,7 +248,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
                 c.get("source"), c.get("quote"), c.get("kind", "paired"), c.get("size"),
                 tuple(c["methods"]) if c.get("methods") else None,
                 float(c["at_most"]) if "at_most" in c else None, float(c["at_least"]) if "at_least" in c else None,
-                dict(c["precondition"]) if c.get("precondition") else None,
+                dict(c["precondition"]) if c.get("precondition") else None, dict(c),
             )
             for c in claim_entries(resolved, grid_members(resolved["datasets"], expansion))
         ],

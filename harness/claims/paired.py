@@ -1,0 +1,307 @@
+"""``kind: paired`` (the default): "A is better than B on metric M over datasets D", a paired comparison over
+independent replicates.
+
+For every (dataset, seed) cell where both methods finished there is one difference, signed so that positive
+favours A. The unit of replication is the **seed** (``replicate: seed``, the default): the differences of one seed
+across the claim's datasets are averaged first, giving one independent pair per seed, because the cells of one
+seed can share what the seed drew (one source model trained per seed and evaluated on every target, say). A claim
+whose datasets are independent draws at one seed (no shared training, no shared source data) says
+``replicate: dataset-seed``, and then every cell is a pair.
+
+The verdict comes from the 95% t-interval of the mean of the independent pairs (a paired t-test,
+:mod:`harness.stats`) by the rule of :func:`harness.claims.base.interval_verdict`; fewer independent pairs than
+``min_pairs`` (3 by default) is ``inconclusive``: too few seeds never passes silently. Beside the pooled verdict
+each dataset's own mean difference is kept (``per_dataset``), so a pooled win made of one large gain and four ties
+reads as such.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar, Sequence
+
+from harness.claims._rows import indexed
+from harness.claims.base import (
+    DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPLICATES, REPRODUCED, SEED, ClaimKind,
+    SpecContext, VerdictMixin, interval_verdict, margin_text, pairs_text,
+)
+
+PAIRED = "paired"
+TEST = "paired t-test over (dataset, seed), 95% interval of the mean difference"  # replicate: dataset-seed
+TEST_BY_SEED = ("paired t-test over seeds (each seed's differences averaged over the claim's datasets), "
+                "95% interval of the mean difference")
+PAIR_PROPERTIES = {
+    "better": {"type": "string", "description": (
+        "Method id claimed to be better (paired, scaling: the one whose metric grows more slowly, for a metric to "
+        "minimise).")},
+    "than": {"type": "string", "description": "Method id it is compared with."},
+}
+
+
+@dataclass
+class DatasetEvidence:
+    """One dataset's share of a claim: its mean difference over the seeds where both methods are ok."""
+
+    dataset: str
+    seeds: int
+    mean_difference: float
+    half_width: float | None  # of the 95% t-interval over seeds; None with one seed
+    no_spread: bool  # the difference is the same in every seed: the seed does not change it
+
+    def text(self) -> str:
+        if self.no_spread:
+            spread = f" (the same in all {self.seeds} seeds)"
+        elif self.half_width is None:
+            spread = " (1 seed)"
+        else:
+            spread = f" ± {self.half_width:.3g}"
+        return f"{self.dataset} {self.mean_difference:+.4g}{spread}"
+
+
+@dataclass
+class Verdict(VerdictMixin):
+    claim: str
+    says: str
+    verdict: str
+    metric: str
+    better: str
+    than: str
+    pairs: int  # independent pairs: seeds, or (dataset, seed) cells with replicate: dataset-seed
+    mean_difference: float | None
+    interval: tuple[float, float] | None
+    p_value: float | None
+    test: str
+    reason: str
+    replicate: str = SEED
+    unit: str = "seeds"  # what one independent pair is, in words
+    cells: int = 0  # (dataset, seed) cells where both methods are ok
+    per_dataset: list[DatasetEvidence] = field(default_factory=list)
+    source: str | None = None  # "paper" or "harness"
+    quote: str | None = None
+    precondition: str | None = None  # the precondition's own check, in words (absent when the claim states none)
+
+    kind: ClassVar[str] = PAIRED
+
+    def pairs_text(self) -> str:
+        return pairs_text(self.pairs, self.unit)
+
+    def spread_text(self) -> str:
+        """Each dataset's mean difference (+ favours ``better``), with its 95% half-width over seeds."""
+        return "; ".join(e.text() for e in self.per_dataset)
+
+    def line(self) -> str:
+        numbers = ""
+        if self.mean_difference is not None:
+            lo, hi = self.interval
+            numbers = (f" — {self.better} vs {self.than} on {self.metric}: mean difference {self.mean_difference:+.4g} "
+                       f"(95% CI [{lo:+.4g}, {hi:+.4g}], one-sided p = {self.p_value:.3g}, {self.pairs_text()})")
+        return f"{self.claim}: {self.verdict}{numbers}; {self.reason}"
+
+    def details(self) -> list[str]:
+        """The lines that follow :meth:`line` in ``harness check``: the spread over datasets, the source."""
+        out = []
+        if self.per_dataset:
+            out.append(f"per dataset ({self.better} − {self.than}, + favours {self.better}): {self.spread_text()}")
+        out.append(" ".join(self.provenance().split()))
+        return out
+
+    def evidence(self) -> str:
+        """The numbers behind the verdict, for the page: the oriented difference, its interval, the pairs."""
+        if self.mean_difference is None:
+            return self.reason
+        lo, hi = self.interval
+        return (f"{self.better} − {self.than} on {self.metric} (oriented, + favours {self.better}): "
+                f"{self.mean_difference:+.4g}, 95% CI [{lo:+.4g}, {hi:+.4g}], p = {self.p_value:.3g}, "
+                f"{self.pairs_text()}; {self.reason}")
+
+
+def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, int], float]:
+    """(dataset, seed) → difference (oriented so that positive favours ``better``), where both methods are ok;
+    in the order of (dataset, seed).
+
+    Where the rows span several device classes, the two cells of a difference are of one class (a GPU's time
+    is never paired with a CPU's), and a (dataset, seed) measured on several classes gives the mean of its
+    classes' differences: the seed's draw counts once, whatever ran it.
+    """
+    from harness.columns import ColumnRows
+
+    wanted = set(claim.get("datasets") or ()) or None
+    metric, better, than = claim["metric"], claim.get("better"), claim.get("than")
+    if isinstance(rows, ColumnRows):  # one device class, one row per (dataset, method, seed)
+        found = {}
+        for method in dict.fromkeys((better, than)):
+            datasets, seeds, values = rows.narrow(("dataset", "seed"), metric, (method,), wanted, measured=True)
+            found[method] = dict(zip(zip(datasets, seeds), values))
+        return _joined(found[better], found[than], goal)
+    apart, by_method = indexed(rows)
+    if not apart:  # one class: a join of the two methods' cells on (dataset, seed), the latest row of each winning
+        found = {}
+        for method in dict.fromkeys((better, than)):
+            cells = found[method] = {}
+            for row in by_method.get(method, ()):
+                if (wanted is None or row["dataset"] in wanted) and row["status"] == "ok":
+                    values = row["metrics"]
+                    if metric in values:
+                        cells[(row["dataset"], row["seed"])] = values[metric]
+        return _joined(found[better], found[than], goal)
+    from harness.hardware import device_class
+
+    by_cell: dict[tuple[str, int, str, str], float] = {}
+    for method in dict.fromkeys((better, than)):  # only these two methods' rows count
+        for row in by_method.get(method, ()):
+            if row["status"] == "ok" and metric in row["metrics"] and (wanted is None or row["dataset"] in wanted):
+                device = device_class(row.get("device")) or ""
+                by_cell[(row["dataset"], row["seed"], device, row["method"])] = row["metrics"][metric]
+    by_class: dict[tuple[str, int], list[float]] = {}
+    for (dataset, seed, device, method), value in sorted(by_cell.items()):
+        if method == better and (dataset, seed, device, than) in by_cell:
+            other = by_cell[(dataset, seed, device, than)]
+            by_class.setdefault((dataset, seed), []).append(value - other if goal == "max" else other - value)
+    return {cell: d[0] if len(d) == 1 else sum(d) / len(d) for cell, d in by_class.items()}
+
+
+def _joined(mine: dict[tuple[str, int], float], theirs: dict[tuple[str, int], float],
+            goal: str) -> dict[tuple[str, int], float]:
+    """The (dataset, seed) cells both methods have, in order, each difference oriented to favour ``mine``."""
+    if goal == "max":
+        return {cell: mine[cell] - theirs[cell] for cell in sorted(mine) if cell in theirs}
+    return {cell: theirs[cell] - mine[cell] for cell in sorted(mine) if cell in theirs}
+
+
+def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:
+    """Every (dataset, seed) cell's difference, oriented so that positive favours ``better``."""
+    return list(paired_cells(claim, rows, goal).values())
+
+
+def replicates(cells: dict[tuple[str, int], float], replicate: str = SEED) -> tuple[list[float], str]:
+    """The independent pairs of a claim and what one of them is, in words.
+
+    ``seed``: one pair per seed, the mean of that seed's differences over the datasets;
+    ``dataset-seed``: one pair per cell.
+    """
+    if replicate not in REPLICATES:
+        raise ValueError(f"replicate {replicate!r}: expected one of {', '.join(REPLICATES)}")
+    datasets = {dataset for dataset, _ in cells}
+    if replicate == DATASET_SEED and len(datasets) > 1:
+        return list(cells.values()), "(dataset, seed) cells: the claim declares its datasets independent draws"
+    by_seed: dict[int, list[float]] = {}
+    for (_, seed), difference in sorted(cells.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        by_seed.setdefault(seed, []).append(difference)
+    counts = sorted({len(v) for v in by_seed.values()})
+    if len(datasets) <= 1:
+        unit = "seeds; one dataset" if datasets else "seeds"
+    elif len(counts) == 1:
+        unit = f"seeds; each the mean over {counts[0]} datasets"
+    else:
+        unit = f"seeds; each the mean over {counts[0]}–{counts[-1]} datasets"
+    return [sum(v) / len(v) for v in by_seed.values()], unit
+
+
+def per_dataset_evidence(cells: dict[tuple[str, int], float], order: Sequence[str] = ()) -> list[DatasetEvidence]:
+    by_dataset: dict[str, list[float]] = {}
+    for (dataset, _), difference in cells.items():
+        by_dataset.setdefault(dataset, []).append(difference)
+    rank = {d: i for i, d in enumerate(order)}
+    datasets = sorted(by_dataset, key=lambda d: (rank.get(d, len(rank)), d))
+    from harness.stats import means_and_half_widths, no_spread
+
+    summaries = means_and_half_widths([by_dataset[d] for d in datasets])  # at once: 16,667 datasets in one call
+    return [DatasetEvidence(dataset, len(by_dataset[dataset]), mean, half, no_spread(by_dataset[dataset]))
+            for dataset, (mean, half) in zip(datasets, summaries)]
+
+
+
+def paired_verdict(claim: dict, rows, goal: str, order: Sequence[str] = ()) -> Verdict:
+    """A paired comparison's verdict: the t-interval over independent pairs against the claim's margin."""
+    margin = float(claim.get("margin", 0.0))
+    min_pairs = int(claim.get("min_pairs", 3))
+    replicate = claim.get("replicate", SEED)
+    cells = paired_cells(claim, rows, goal)
+    d, unit = replicates(cells, replicate)
+    base = dict(claim=claim["id"], says=claim["says"], metric=claim["metric"], better=claim["better"],
+                than=claim["than"], pairs=len(d), test=TEST if replicate == DATASET_SEED else TEST_BY_SEED,
+                replicate=replicate, unit=unit, cells=len(cells), per_dataset=per_dataset_evidence(cells, order),
+                source=claim.get("source"), quote=claim.get("quote"))
+    if len(d) < min_pairs:
+        return Verdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
+                       reason=f"only {len(d)} independent pair{'' if len(d) == 1 else 's'} ({unit}) with both methods "
+                              f"ok; the claim needs at least {min_pairs}", **base)
+    from harness.stats import one_sided_t
+
+    result = one_sided_t(d, margin)
+    lo, hi = result.interval
+    verdict = interval_verdict(lo, hi, margin)
+    side = margin_text(margin)
+    if verdict == REPRODUCED:
+        reason = f"the whole interval is above {side}"
+    elif verdict == NOT_REPRODUCED:
+        reason = f"the whole interval is at or below {side}: {claim['than']} is at least as good"
+    else:
+        more = "more seeds or datasets" if replicate == DATASET_SEED else "more seeds"
+        reason = f"the interval contains {side}; {more} could decide it"
+    return Verdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
+                   reason=reason, **base)
+
+
+SPREAD_EXTREMES = 3  # beyond the page's limit of datasets, a claim's cell names this many datasets at each end
+
+
+def spread_summary(evidence: list[DatasetEvidence], chance_datasets: set[str], at_chance: str) -> str:
+    """A claim's per-dataset differences in one cell, beyond the page's limit of datasets: how many favour each
+    side, the median, the datasets at each end; every dataset's own difference is in claims.json."""
+    ordered = sorted(evidence, key=lambda e: e.mean_difference)
+    values = [e.mean_difference for e in ordered]
+    middle = len(values) // 2
+    median = values[middle] if len(values) % 2 else (values[middle - 1] + values[middle]) / 2
+    ahead = sum(v > 0 for v in values)
+    behind = sum(v < 0 for v in values)
+    text = (f"{len(values)} datasets: + on {ahead}, − on {behind}, 0 on {len(values) - ahead - behind}; median "
+            f"{median:+.4g}; most against: " + "; ".join(e.text() for e in ordered[:SPREAD_EXTREMES])
+            + "; most for: " + "; ".join(e.text() for e in reversed(ordered[-SPREAD_EXTREMES:])))
+    if chance_datasets:
+        at = sum(e.dataset in chance_datasets for e in evidence)
+        text += f"; every method {at_chance} on {at} of them"
+    return text + "; every dataset's difference is in claims.json (per_dataset)"
+
+
+class PairedKind(ClaimKind):
+    name = PAIRED
+    order = 0
+    summary = "`paired` (the default): A is better than B on the metric, a paired test over independent replicates."
+    properties = {**PAIR_PROPERTIES, "replicate": REPLICATE_SCHEMA}
+    rules = [{"required": ["better", "than"]}]
+    method_keys = ("better", "than")
+    heading = "Claims"
+    legend = ("(reproduced: the 95% interval of the paired difference over independent seeds lies above the "
+              "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
+
+    def problems(self, claim: dict, path: tuple, spec: SpecContext, report) -> None:
+        if claim.get("better") is not None and claim.get("better") == claim.get("than"):
+            report(path + ("than",), "a claim compares two different methods")
+
+    def check(self, claim: dict, rows, goal: str, order: Sequence[str] = ()) -> Verdict:
+        return paired_verdict(claim, rows, goal, order)
+
+    def page_blocks(self, verdicts: list, board) -> list:
+        from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table, verdict_cell
+
+        blocks: list = [("h2", self.heading), ("p",
+                        "Each claim is a paired t-test over independent pairs: by default one per seed, the mean of "
+                        "that seed's differences over the claim's datasets (they share what the seed drew); one per "
+                        "(dataset, seed) cell only where the claim declares its datasets independent draws. "
+                        "Per dataset: the mean difference over seeds ± the half-width of its 95% t-interval"
+                        + (f"; “every method {AT_CHANCE}”: no method is above chance there, so its difference "
+                           f"compares noise" if any(board.chance.values()) else "") + ".")]
+        rows = []
+        for v in verdicts:
+            chance_datasets = set(board.datasets_at_chance(v.metric))
+            if len(v.per_dataset) > PAGE_LIMIT:
+                spread = spread_summary(v.per_dataset, chance_datasets, AT_CHANCE)
+            else:
+                spread = "; ".join(e.text() + (f" (every method {AT_CHANCE})" if e.dataset in chance_datasets else "")
+                                   for e in v.per_dataset)
+            rows.append([f"`{v.claim}`", verdict_cell(v), v.says, v.provenance(), v.evidence(), spread or "—"])
+        blocks.append(("table", Table(["claim", "verdict", "says", "source", "evidence", "per dataset"], rows)))
+        return blocks
+
+
+KIND = PairedKind()

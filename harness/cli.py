@@ -208,6 +208,12 @@ def _cluster_options(args) -> dict:
     given = {field: getattr(args, flag) for flag, field in _CLUSTER_FLAGS.items() if getattr(args, flag) is not None}
     if args.slurm_option:
         given["options"] = dict(args.slurm_option)
+    if args.executor in CLUSTER_EXECUTORS:
+        import importlib.util
+
+        if importlib.util.find_spec("submitit") is None:
+            raise UsageError(f"--executor {args.executor} needs the 'cluster' extra (submitit not installed): "
+                             "pip install -e '.[cluster]'")
     if given and args.executor not in CLUSTER_EXECUTORS:
         flags = ", ".join("--" + flag.replace("_", "-") for flag in _CLUSTER_FLAGS if getattr(args, flag) is not None)
         raise UsageError(f"{flags or '--slurm-option'} only apply to cluster jobs; add --executor slurm "
@@ -261,16 +267,17 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load(paths: list[Path], profile: str):
-    from harness.spec.load import SpecError, load_spec
+    from harness.spec.load import MissingExtra, SpecError, load_spec
 
-    specs, problems = [], []
+    specs, problems, invalid = [], [], False
     for path in paths:
         try:
             specs.append(load_spec(path, profile))
         except SpecError as exc:
             problems.append(str(exc))
+            invalid = invalid or not isinstance(exc, MissingExtra)  # a missing extra is one line: the pip command
     if problems:
-        raise UsageError("invalid spec, nothing ran:\n" + "\n".join(problems))
+        raise UsageError(("invalid spec, nothing ran:\n" if invalid else "") + "\n".join(problems))
     return specs
 
 
@@ -342,7 +349,7 @@ def cmd_list(args) -> int:
             from harness.registry import default_registry
 
             registry = default_registry()
-            rows = [(e.name, e.task or "-", e.origin, e.about)
+            rows = [(e.name, e.task or "-", e.origin + _needs(registry, e.origin), e.about)
                     for e in (registry.entry(kind, n) for n in registry.names(kind))]
         widths = [max((len(r[i]) for r in rows), default=0) for i in range(3)]
         for row in rows:
@@ -350,6 +357,12 @@ def cmd_list(args) -> int:
         if len(kinds) > 1:
             print()
     return EXIT_OK
+
+
+def _needs(registry, origin: str) -> str:
+    """`` (needs pip install -e '.[causal]')`` after the origin of a family whose libraries are not installed here."""
+    need = registry.requirements.get(origin)
+    return f" (needs {registry.install_command(origin)})" if need and need.missing() else ""
 
 
 def spec_folders() -> list[Path]:
@@ -411,7 +424,8 @@ def cmd_show(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from harness.leaderboard import NoResults, write_leaderboard
+    from harness.report.board import NoResults
+    from harness.report.folder import write_leaderboard
 
     try:
         write_leaderboard(args.folder)
@@ -428,7 +442,7 @@ def cmd_leaderboard(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from harness.leaderboard import NoResults
+    from harness.report.board import NoResults
     from harness.merge import MergeError, merge
 
     try:
@@ -471,7 +485,8 @@ def cmd_repair(args) -> int:
 
 def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
-    from harness.leaderboard import NoResults, folder_metrics, read_folder
+    from harness.report.board import NoResults
+    from harness.report.folder import folder_metrics, read_folder
     from harness.runner import default_out
     from harness.spec.model import claim_entries
 

@@ -92,7 +92,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     """Evaluate one cell in this process and return its result dict (never raises)."""
     from harness.frameworks import framework_of
     from harness.hardware import DeviceUnavailable
-    from harness.registry import default_registry
+    from harness.registry import RegistryError, default_registry
     from harness.tasks.base import Context, DataUnavailable
     from harness.tasks.evaluation import Evaluation, curve_record
 
@@ -131,6 +131,9 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
             if not math.isfinite(value):
                 raise ValueError(f"metric {name!r} is {value} (not a finite number)")
             clean[name] = value
+        unlisted = registry.unlisted_metrics(cell["task"], clean)
+        if unlisted:
+            raise RegistryError(unlisted)
         result["metrics"] = clean
     except (DataUnavailable, DeviceUnavailable) as exc:
         result.update(status="skipped", error=str(exc))

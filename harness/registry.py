@@ -1,37 +1,52 @@
 """Name → object resolution for tasks, datasets, methods and metrics.
 
-The engine holds no list of papers. Every task family (in this repository or outside it)
-declares its names in a catalogue, a plain dict of ``module:attr`` strings, and registers
-it through the ``harness.catalogue`` entry-point group; ``HARNESS_PLUGINS`` adds catalogues
-of packages that are not installed. Listing names imports nothing heavy; objects are
-imported on first use. A catalogue looks like::
+The engine holds no list of papers. Every task family declares its names in a catalogue, a
+plain dict of ``module:attr`` strings. The families of this repository are found by scanning
+their package: every ``harness/tasks/<family>/catalogue.py`` with a ``CATALOGUE`` registers,
+with no ``pyproject.toml`` line and no reinstall. Outside packages register theirs through the
+``harness.catalogue`` entry-point group, and ``HARNESS_PLUGINS`` adds catalogues of packages
+that are not installed. Listing names imports nothing heavy (a catalogue is plain data);
+objects are imported on first use. A catalogue looks like::
 
     CATALOGUE = {
+        "requires": {"extra": "fam", "modules": ["a_library"]},   # optional
         "tasks":    {"fam.task":  {"target": "pkg.module:TASK", "about": "..."}},
         "datasets": {"a-loader":  {"task": "fam.task", "target": "pkg.module:loader", "about": "..."}},
         "methods":  {"a-method":  {"task": "fam.task", "target": "pkg.module:Class", "about": "..."}},
         "metrics":  {"a_metric":  {"goal": "max", "unit": "%", "about": "..."}},
     }
 
-A metric may be declared by several families when they agree on its goal and unit. A metric
-that measures the spread of another one (a per-cell interval's half-width) says so with
-``"spread_of": "that_metric"``: a leaderboard shows it, like timings, in its second table.
+``metrics`` declares, with its goal and unit, every metric the family's tasks report (each task
+class lists the names it reports in ``Task.metrics``; a name its own family does not declare is
+refused when the task loads). A metric may be declared by several families when they agree on
+its goal and unit. A metric that measures the spread of another one (a per-cell interval's
+half-width) says so with ``"spread_of": "that_metric"``: a leaderboard shows it, like timings,
+in its second table.
+
+``requires`` names the libraries the family's code imports beyond the harness's own
+dependencies (import names, checked with :func:`importlib.util.find_spec`, never imported) and
+the optional extra of its distribution that installs them: a spec of a family whose libraries
+are missing is refused with the ``pip install`` command (:meth:`Registry.missing_extra`).
 """
 from __future__ import annotations
 
 import difflib
 import importlib
+import importlib.util
 import inspect
 import os
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from harness.metrics import GOALS, Metric
 
 KINDS = ("tasks", "datasets", "methods")
-SECTIONS = (*KINDS, "metrics")
+SECTIONS = ("requires", *KINDS, "metrics")
 ENTRY_POINT_GROUP = "harness.catalogue"
+FAMILIES_PACKAGE = "harness.tasks"  # in-repo families: each subpackage with a catalogue.py, found by scanning
+CATALOGUE_MODULE = "catalogue"
 PLUGINS_VARIABLE = "HARNESS_PLUGINS"  # comma-separated module:attr catalogues, for plugins not installed as packages
 
 
@@ -46,7 +61,26 @@ class Entry:
     target: str
     task: str | None
     about: str
-    origin: str  # "distribution:entry point" (e.g. "harness:graph"), or the HARNESS_PLUGINS target
+    origin: str  # the scanned family package ("harness.tasks.graph"), "distribution:entry point", or the HARNESS_PLUGINS target
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A family's libraries beyond the harness's own dependencies, and the extra that installs them."""
+
+    extra: str
+    modules: tuple[str, ...]  # import names (causallearn, not causal-learn)
+
+    def missing(self) -> list[str]:
+        """The modules not installed here, found without importing any (:func:`importlib.util.find_spec`)."""
+        return [m for m in self.modules if not _installed(m)]
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # a dotted name whose parent is missing
+        return False
 
 
 def suggest(name: str, candidates) -> str:
@@ -62,11 +96,15 @@ def listing(names, limit: int = 20) -> str:
 
 
 class Registry:
-    def __init__(self, catalogues: list[tuple[str, dict]]):
+    def __init__(self, catalogues: list[tuple[str, dict]], dists: dict[str, str] | None = None):
+        """``catalogues``: (origin, catalogue) pairs; ``dists``: origin → the distribution that installs it (for the
+        ``pip install`` command of a missing extra; a family scanned in this checkout needs none)."""
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.metrics: dict[str, Metric] = {}
         self.metric_origins: dict[str, str] = {}
         self._declared: dict[tuple[str, str], Metric] = {}  # (name, origin) → that catalogue's declaration
+        self.requirements: dict[str, Requirement] = {}  # origin → its family's extra
+        self._dists = dict(dists or {})
         self._parameters: dict[tuple[str, str], dict[str, Any]] = {}
         for origin, catalogue in catalogues:
             if not isinstance(catalogue, dict):
@@ -76,6 +114,8 @@ class Registry:
             if unknown:
                 raise RegistryError(f"catalogue from {origin}: unknown section {sorted(unknown)[0]!r}; "
                                     f"expected one of {', '.join(SECTIONS)}")
+            if "requires" in catalogue:
+                self.requirements[origin] = _requirement(origin, catalogue["requires"])
             for name, row in catalogue.get("metrics", {}).items():
                 self._add_metric(origin, name, row)
             for kind in KINDS:
@@ -83,8 +123,9 @@ class Registry:
                     self._add_entry(origin, kind, name, row)
 
     def _add_metric(self, origin: str, name: str, row: dict) -> None:
-        if row.get("goal") not in GOALS:
-            raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min', found {row.get('goal')!r}")
+        if not isinstance(row, dict) or row.get("goal") not in GOALS:
+            found = row.get("goal") if isinstance(row, dict) else row
+            raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min', found {found!r}")
         metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""))
         known = self.metrics.get(name)
         if known is not None:
@@ -99,11 +140,45 @@ class Registry:
         self._declared[(name, origin)] = metric
 
     def task_metrics(self, task: str) -> dict[str, Metric]:
-        """The metrics ``task`` reports, each as the task's own family declares it (its ``about`` text: ``rmse``
-        over held-out targets for the GP family, over every target for neural processes), else as first declared."""
+        """The metrics ``task`` reports (its ``Task.metrics``), each as the task's own family declares it (its
+        ``about`` text: ``rmse`` over held-out targets for the GP family, over every target for neural processes)."""
         origin = self.entry("tasks", task).origin
-        return {name: self._declared.get((name, origin), self.metrics[name])
-                for name in self.load("tasks", task).metrics}
+        return {name: self._declared[(name, origin)] for name in self.load("tasks", task).metrics}
+
+    def unlisted_metrics(self, task: str, reported) -> str | None:
+        """None when every name in ``reported`` (what a cell's ``evaluate`` returned) is one ``task`` lists in its
+        ``metrics``, each declared by its family; else what is wrong, for the cell's error."""
+        listed = list(self.task_metrics(task))
+        extra = [name for name in reported if name not in listed]
+        if not extra:
+            return None
+        return (f"task {task!r} returned {listing(repr(n) for n in extra)}, which it does not list in its `metrics` "
+                f"({', '.join(listed)}): list each there and declare it, with its goal, unit and about, in its "
+                f"family's catalogue ({self.entry('tasks', task).origin})")
+
+    def requirement(self, kind: str, name: str) -> Requirement | None:
+        """The extra the family that registers ``name`` needs, if it declares one."""
+        return self.requirements.get(self.entry(kind, name).origin)
+
+    def missing_extra(self, task: str) -> str | None:
+        """None when the libraries ``task``'s family requires are installed; else one line with the command that
+        installs them (``task 'x' needs the 'causal' extra (pgmpy not installed): pip install -e '.[causal]'``)."""
+        origin = self.entry("tasks", task).origin
+        need = self.requirements.get(origin)
+        missing = need.missing() if need else []
+        if not missing:
+            return None
+        return (f"task {task!r} needs the {need.extra!r} extra ({', '.join(missing)} not installed): "
+                f"{self.install_command(origin)}")
+
+    def install_command(self, origin: str) -> str:
+        need = self.requirements[origin]
+        dist = self._dists.get(origin)
+        if origin.startswith(FAMILIES_PACKAGE + "."):
+            return f"pip install -e '.[{need.extra}]'"  # a family of this checkout: the README's editable install
+        if dist:
+            return f"pip install '{dist}[{need.extra}]'"
+        return f"pip install {' '.join(need.modules)}  (the modules {origin} imports)"
 
     def _add_entry(self, origin: str, kind: str, name: str, row: dict) -> None:
         if name in self._entries[kind]:
@@ -136,6 +211,15 @@ class Registry:
             if not isinstance(obj, Task):
                 raise RegistryError(f"task {name!r} ({entry.target}, from {entry.origin}) is a {type(obj).__name__}, "
                                     "not an instance of harness.Task: subclass it (see the README's 'Adding a paper')")
+            listed = getattr(obj, "metrics", None)
+            if isinstance(listed, str) or not isinstance(listed, (tuple, list)) or not listed:
+                raise RegistryError(f"task {name!r} ({entry.target}): `metrics` must list the names its evaluate() "
+                                    f"returns, e.g. metrics = ('accuracy',); found {listed!r}")
+            undeclared = [m for m in listed if (m, entry.origin) not in self._declared]
+            if undeclared:
+                raise RegistryError(f"task {name!r} ({entry.target}) reports {listing(repr(m) for m in undeclared)}, "
+                                    f"which its family's catalogue ({entry.origin}) does not declare: add each to the "
+                                    "catalogue's 'metrics' section with its goal, unit and about")
         return obj
 
     def parameters(self, kind: str, name: str) -> dict[str, Any]:
@@ -169,12 +253,43 @@ def keyword_parameters(func, skip_first: bool) -> dict[str, Any]:
     }
 
 
+def scanned_catalogues() -> list[tuple[str, dict]]:
+    """The catalogues of the in-repo families: ``<family>/catalogue.py``'s ``CATALOGUE`` in every folder of the
+    families package's search path (``harness.tasks.__path__``), by family name; origin ``harness.tasks.<family>``.
+
+    Only the catalogue modules (plain data) and their packages' ``__init__`` are imported."""
+    package = importlib.import_module(FAMILIES_PACKAGE)
+    found: dict[str, Path] = {}
+    for folder in map(Path, package.__path__):
+        if not folder.is_dir():
+            continue
+        for child in sorted(folder.iterdir()):
+            if child.name.isidentifier() and (child / f"{CATALOGUE_MODULE}.py").is_file():
+                found.setdefault(child.name, child)  # the first folder on the path wins, as for an import
+    catalogues = []
+    for family in sorted(found):
+        module_name = f"{FAMILIES_PACKAGE}.{family}.{CATALOGUE_MODULE}"
+        where = found[family] / f"{CATALOGUE_MODULE}.py"
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:  # a broken family names itself instead of breaking every command
+            raise RegistryError(f"{where}: the family's catalogue does not import: {type(exc).__name__}: {exc}") from None
+        if not isinstance(getattr(module, "CATALOGUE", None), dict):
+            raise RegistryError(f"{where}: expected a CATALOGUE dict (sections {', '.join(SECTIONS)}) in the "
+                                "family's catalogue module")
+        catalogues.append((f"{FAMILIES_PACKAGE}.{family}", module.CATALOGUE))
+    return catalogues
+
+
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
     from importlib.metadata import entry_points
 
-    catalogues: list[tuple[str, dict]] = []
+    catalogues = scanned_catalogues()
+    dists: dict[str, str] = {}
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.dist.name if ep.dist else "", ep.name)):
+        if ep.module.startswith(FAMILIES_PACKAGE + "."):
+            continue  # an in-repo family (an old install's metadata still lists it): the scan has it already
         dist = ep.dist.name if ep.dist is not None else "?"
         try:
             catalogue = ep.load()
@@ -182,12 +297,23 @@ def default_registry() -> Registry:
             raise RegistryError(f"the catalogue {ep.value!r} of {dist} (entry point {ep.name!r} in group "
                                 f"{ENTRY_POINT_GROUP!r}) does not load: {type(exc).__name__}: {exc}") from None
         catalogues.append((f"{dist}:{ep.name}", catalogue))
+        if ep.dist is not None:
+            dists[f"{dist}:{ep.name}"] = dist
     for target in filter(None, (t.strip() for t in os.environ.get(PLUGINS_VARIABLE, "").split(","))):
         catalogues.append((target, import_target(target)))
-    if not catalogues:
-        raise RegistryError(f"no catalogue is registered in the {ENTRY_POINT_GROUP!r} entry-point group: "
-                            "install the project (`pip install -e .`) so its task families register")
-    return Registry(catalogues)
+    return Registry(catalogues, dists)
+
+
+def _requirement(origin: str, row: Any) -> Requirement:
+    shape = "{'extra': 'name', 'modules': ['import_name', ...]}"
+    if not isinstance(row, dict) or set(row) != {"extra", "modules"}:
+        raise RegistryError(f"catalogue from {origin}: 'requires' must be {shape}, found {row!r}")
+    extra, modules = row["extra"], row["modules"]
+    if not isinstance(extra, str) or not extra or not isinstance(modules, (list, tuple)) or not modules \
+            or not all(isinstance(m, str) and m for m in modules):
+        raise RegistryError(f"catalogue from {origin}: 'requires' must be {shape} (a non-empty extra and list of "
+                            f"modules), found {row!r}")
+    return Requirement(extra, tuple(modules))
 
 
 def metrics() -> dict[str, Metric]:

@@ -59,7 +59,7 @@ def test_the_engine_holds_no_list_of_papers():
         mentioned = [n for n in names if f'"{n}"' in text or f"'{n}'" in text]
         assert not mentioned, f"{path} names {mentioned}: a paper's names belong in its family's catalogue"
     for name in registry.names("tasks"):
-        assert registry.entry("tasks", name).origin.startswith("harness:"), "in-repo families register by entry point"
+        assert registry.entry("tasks", name).origin.startswith("harness.tasks."), "in-repo families are found by scanning"
 
 
 def test_conflicting_metric_declarations_are_refused():

@@ -42,6 +42,12 @@ class SpecError(Exception):
         super().__init__("\n".join(str(p) for p in self.problems))
 
 
+class MissingExtra(SpecError):
+    """The spec's task belongs to a family whose libraries are not installed: one line, the ``pip install`` command.
+
+    The spec itself may be fine; nothing else of it is checked (its methods' modules would not import)."""
+
+
 def json_path(path: Path_) -> str:
     out = "$"
     for part in path:
@@ -701,6 +707,20 @@ def _read(path: Path) -> tuple[Any, _Positions]:
     return parse_yaml(text, file)
 
 
+def _refuse_missing_extra(data: dict, file: str, positions: _Positions) -> None:
+    """Raise :class:`MissingExtra` when the task's family requires libraries that are not installed (found by
+    :func:`importlib.util.find_spec`, nothing imported)."""
+    from harness.registry import RegistryError, default_registry
+
+    try:
+        missing = default_registry().missing_extra(data["task"])
+    except RegistryError:
+        return  # an unknown task: the semantic checks report it, with suggestions
+    if missing:
+        line, col = positions.of(("task",))
+        raise MissingExtra([Problem(file, line, col, ("task",), missing)])
+
+
 def _reporter(file: str, positions: _Positions, locate: Callable[[Path_], Path_], into: list[Problem]):
     def report(path: Path_, message: str) -> None:
         source = locate(tuple(path))
@@ -719,6 +739,7 @@ def _check(path: Path, data: Any, positions: _Positions) -> dict[str, dict]:
     problems += _schema_problems(data, file, positions, lambda p: p)
     if problems:
         raise SpecError(problems)
+    _refuse_missing_extra(data, file, positions)
     if data["name"] != path.stem:
         line, col = positions.of(("name",))
         problems.append(Problem(file, line, col, ("name",), f"expected the file's stem {path.stem!r}, found {data['name']!r}: the name names the results folder"))

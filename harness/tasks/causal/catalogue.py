@@ -1,9 +1,15 @@
-"""The causal family's names (``causal.pairwise``). Plain data: importing it imports nothing else."""
+"""The causal family's names (``causal.pairwise``), found by the registry's scan of ``harness/tasks/*/catalogue.py``.
+
+Plain data: importing it imports nothing else.
+"""
 
 _T = "causal.pairwise"
 _V = "harness.tasks.causal.pairwise"
 
 CATALOGUE = {
+    # the task reads pgmpy's bundled networks and draws DAGs with networkx; FCI and PC are causal-learn's
+    # (import name causallearn): `pip install -e '.[causal]'`
+    "requires": {"extra": "causal", "modules": ["pgmpy", "causallearn", "networkx"]},
     "tasks": {
         _T: {"target": f"{_V}:TASK",
              "about": "label pairs (X, Y) of observed variables as explicit, implicit, possible or non-ancestors "

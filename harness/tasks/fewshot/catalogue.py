@@ -1,7 +1,7 @@
 """The few-shot family's names: tasks, datasets, methods and metrics, as ``module:attr`` strings.
 
-Registered through the ``harness.catalogue`` entry-point group (see ``pyproject.toml``),
-the same way an outside plugin registers. Plain data: importing it imports nothing else.
+Found by the registry's scan of ``harness/tasks/*/catalogue.py`` (no ``pyproject.toml`` line).
+Plain data: importing it imports nothing else.
 """
 
 CATALOGUE = {

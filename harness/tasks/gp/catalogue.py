@@ -1,10 +1,13 @@
 """The GP family's names: tasks, datasets, methods and metrics, as ``module:attr`` strings.
 
-Registered through the ``harness.catalogue`` entry-point group (see ``pyproject.toml``).
+Found by the registry's scan of ``harness/tasks/*/catalogue.py`` (no ``pyproject.toml`` line).
 Plain data: importing it imports nothing else.
 """
 
 CATALOGUE = {
+    # the methods fit with gpytorch (baselines.gp_models, components.sparse_gp_torch); linear_operator is its
+    # algebra: `pip install -e '.[gp]'`
+    "requires": {"extra": "gp", "modules": ["gpytorch", "linear_operator"]},
     "tasks": {
         "gp.regression": {
             "target": "harness.tasks.gp.regression:TASK",

@@ -1,6 +1,6 @@
 """The online family's names: tasks, datasets, methods and metrics, as ``module:attr`` strings.
 
-Registered through the ``harness.catalogue`` entry-point group (see ``pyproject.toml``).
+Found by the registry's scan of ``harness/tasks/*/catalogue.py`` (no ``pyproject.toml`` line).
 Plain data: importing it imports nothing else.
 """
 

@@ -40,12 +40,12 @@ class Leaderboard100k:
         read_columns(Path(folder))  # saves them if the first-read benchmark removed them
 
     def time_leaderboard(self, folder):
-        from harness.leaderboard import write_leaderboard
+        from harness.report.folder import write_leaderboard
 
         write_leaderboard(Path(folder))
 
     def peakmem_leaderboard(self, folder):
-        from harness.leaderboard import write_leaderboard
+        from harness.report.folder import write_leaderboard
 
         write_leaderboard(Path(folder))
 

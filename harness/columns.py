@@ -348,7 +348,7 @@ def _save(folder: Path, path: Path, state: dict[str, Any]) -> None:
 
 
 class ColumnRows:
-    """A folder's current rows (:func:`harness.leaderboard.read_folder`) as positions into its :class:`Columns`.
+    """A folder's current rows (:func:`harness.report.folder.read_folder`) as positions into its :class:`Columns`.
 
     It stands for the list of rows: ``len``, a row by position and iteration give each row as a dict of the fields
     :func:`harness.store.read_cells` keeps (``key`` aside), and :func:`harness.store.column` and
@@ -451,7 +451,7 @@ class ColumnRows:
 
 
 def current_rows(columns: Columns, spec_hash: str) -> ColumnRows | None:
-    """:func:`harness.leaderboard.read_folder`'s current rows from columns: the test rows of ``spec_hash`` whose
+    """:func:`harness.report.folder.read_folder`'s current rows from columns: the test rows of ``spec_hash`` whose
     code is their method's newest (:func:`harness.store.newest_code_only`), the last row of each (dataset, method,
     seed) in the place of its first; None where the rows span several device classes (read row by row)."""
     import numpy as np

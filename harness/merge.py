@@ -181,7 +181,7 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
         write_atomic(out / RUNS_FILE, _jsonl(rows))
     finally:
         unlock_folder(lock)
-    from harness.leaderboard import write_leaderboard
+    from harness.report.folder import write_leaderboard
 
     write_leaderboard(out)
     return summary

@@ -116,7 +116,7 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     spec and :class:`harness.plan.PlanError` for a bad selection, before anything runs.
     """
     from harness.hardware import package_versions
-    from harness.leaderboard import write_index
+    from harness.report.folder import write_index
     from harness.spec.load import load_spec
 
     if isinstance(specs, (str, Path, Spec)):
@@ -153,7 +153,7 @@ _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond wha
 PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
 # the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
 _PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
-_PAGE_CODE = ("harness.leaderboard", "harness.claims", "harness.report", "harness.stats", "harness.metrics",
+_PAGE_CODE = ("harness.claims", "harness.report", "harness.stats", "harness.metrics",
               "harness.store", "harness.hardware")
 
 
@@ -274,7 +274,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
         summary.verdicts = _verdicts_on_file(folder)
     else:
-        from harness.leaderboard import write_leaderboard
+        from harness.report.folder import write_leaderboard
 
         summary.verdicts = write_leaderboard(folder)
         write_atomic(folder / PAGES_STAMP, stamp + "\n")

@@ -12,7 +12,9 @@ import pytest
 
 from conftest import ROOT
 from harness import store
-from harness.leaderboard import PANEL_LIMIT, compute, plot_figure, render_csv, write_leaderboard
+from harness.report.figures import PANEL_LIMIT, plot_figure
+from harness.report.folder import compute, write_leaderboard
+from harness.report.csv_table import render_csv
 from harness.stats import _constant, _nearly_equal_is_fine, mean_and_half_width, means_and_half_widths, no_spread
 from harness.store import RECORD_FIELDS, read_cells, read_runs
 
@@ -149,7 +151,7 @@ def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_say
     """Every (dataset, curve) keeps its table on the page; the figure shows the first PANEL_LIMIT of them."""
     import matplotlib.pyplot as plt
 
-    from harness.leaderboard import curve_panels, plot_curves
+    from harness.report.curves import curve_panels, plot_curves
 
     folder = _synthetic(tmp_path, datasets=PANEL_LIMIT + 2)
     path = folder / "runs.jsonl"
@@ -170,7 +172,7 @@ def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_say
 def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_csv(tmp_path):
     """Above PAGE_LIMIT datasets the Markdown and HTML pages carry no per-dataset table but say the CSV has them;
     the CSV keeps every dataset × method row, claims.json every dataset's difference."""
-    from harness.leaderboard import PAGE_LIMIT
+    from harness.report.blocks import PAGE_LIMIT
 
     folder = _synthetic(tmp_path, datasets=PAGE_LIMIT + 1)
     write_leaderboard(folder)
@@ -194,7 +196,7 @@ def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_cs
 
 
 def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
-    from harness.leaderboard import PAGE_LIMIT
+    from harness.report.blocks import PAGE_LIMIT
 
     folder = _synthetic(tmp_path, datasets=PAGE_LIMIT)
     write_leaderboard(folder)
@@ -207,7 +209,7 @@ def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
 def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without_them(tmp_path, capsys):
     """The columnar path skips a damaged line, reports it once with its line number and builds every page as from
     the folder without it (the pages above the page limit included)."""
-    from harness.leaderboard import PAGE_LIMIT
+    from harness.report.blocks import PAGE_LIMIT
 
     clean = _synthetic(tmp_path / "clean", datasets=PAGE_LIMIT + 1)
     damaged = tmp_path / "damaged"

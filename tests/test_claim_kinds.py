@@ -15,7 +15,7 @@ from harness.claims import (
     check_claim,
     log_log_slope,
 )
-from harness.leaderboard import write_leaderboard
+from harness.report.folder import write_leaderboard
 from harness.spec.load import SpecError, load_spec, validate_spec
 
 SIZES = (100, 200, 400, 800, 1600)

@@ -11,7 +11,7 @@ import yaml
 
 from conftest import ROOT, TOY_SPEC
 from harness.claims import INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, check_claim, claim_schema, kinds, legends
-from harness.leaderboard import write_leaderboard
+from harness.report.folder import write_leaderboard
 from harness.spec.load import SpecError, load_spec, validate_spec
 
 SIGN_KIND = '''

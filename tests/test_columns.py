@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness import columns as columns_module
-from harness import leaderboard
+from harness.report import folder as report_folder
 from harness.columns import SIDECAR, ColumnRows, current_rows, read_columns
-from harness.leaderboard import read_folder, write_leaderboard
+from harness.report.folder import read_folder, write_leaderboard
 from harness.store import RUNS_FILE, RunStore, read_cells
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,7 +69,7 @@ def _current(folder: Path) -> str:
 
 
 def _row_by_row(monkeypatch) -> None:
-    monkeypatch.setattr(leaderboard, "read_columns", lambda folder, spec_text=None: None)
+    monkeypatch.setattr(report_folder, "read_columns", lambda folder, spec_text=None: None)
 
 
 def test_the_pages_from_columns_are_the_pages_row_by_row(tmp_path, monkeypatch):
@@ -309,7 +309,7 @@ def test_every_claim_of_every_committed_folder_has_the_same_verdict_from_columns
     """Paired, scaling, exponent-bound and bound claims alike: the verdict, every number in it, from columns and
     row by row."""
     from harness.claims import check_claim
-    from harness.leaderboard import folder_metrics
+    from harness.report.folder import folder_metrics
 
     meta, rows = read_folder(folder)
     assert isinstance(rows, ColumnRows)

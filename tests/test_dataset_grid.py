@@ -123,7 +123,7 @@ def test_the_command_line_selects_a_grid_s_datasets_by_their_ids(toy_env, write_
 
 
 def test_a_grid_s_id_names_its_datasets_in_claims_and_on_the_command_line(toy_env, write_spec, tmp_path):
-    from harness.leaderboard import compute
+    from harness.report.folder import compute
     from harness.plan import RunOptions, apply_options
 
     text = GRID.replace("methods:\n", "methods:\n  - {name: toy-constant, id: other, kind: baseline, params: {value: 0.9}}\n")

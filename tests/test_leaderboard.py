@@ -14,7 +14,8 @@ import yaml
 
 from conftest import ROOT, TOY_SPEC
 from harness.claims import check_claim
-from harness.leaderboard import at_chance, build_rows, read_folder, win_rates, write_index, write_leaderboard
+from harness.report.board import at_chance, build_rows, win_rates
+from harness.report.folder import read_folder, write_index, write_leaderboard
 from harness.metrics import read_chance_table, read_metric_table
 
 T_975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, df = n - 1
@@ -312,7 +313,7 @@ def test_a_dataset_where_every_method_is_at_chance_is_marked_and_not_ranked(toy_
 
 
 def test_without_an_interval_only_a_mean_at_chance_is_at_chance():
-    from harness.leaderboard import Cell
+    from harness.report.board import Cell
 
     assert Cell(0.0, None, 1).contains(0.0) and not Cell(0.01, None, 1).contains(0.0)  # one seed
     assert Cell(0.2, 0.0, 3).contains(0.2) and not Cell(0.25, 0.0, 3).contains(0.2)  # no spread
@@ -437,7 +438,9 @@ def test_the_plot_has_one_panel_per_dataset_each_on_its_own_scale(toy_env, tmp_p
     with the chance level as a dashed line where it lies near the panel's values."""
     import matplotlib.pyplot as plt
 
-    from harness.leaderboard import compute, plot_figure
+    from harness.report.folder import compute
+
+    from harness.report.figures import plot_figure
     from harness.metrics import write_chance_table
 
     datasets = ("near", "far", "texture")
@@ -541,7 +544,7 @@ def test_a_curve_table_shows_every_methods_x():
     shorter curve's missing points a dash; before, every row was cut to the first method's x."""
     from types import SimpleNamespace
 
-    from harness.leaderboard import _curve_blocks
+    from harness.report.curves import curve_blocks
 
     def row(method, xs):
         return {"status": "ok", "dataset": "d", "method": method, "seed": 0,
@@ -550,7 +553,7 @@ def test_a_curve_table_shows_every_methods_x():
 
     board = SimpleNamespace(spec={"methods": [{"name": "short"}, {"name": "long"}], "datasets": [{"name": "d"}]},
                             tables={}, rows=[row("short", [1, 2]), row("long", [1, 2, 3, 4, 5])])
-    table = next(b[1] for b in _curve_blocks(board) if b[0] == "table")
+    table = next(b[1] for b in curve_blocks(board) if b[0] == "table")
     assert table.header == ["method", "seeds", "pass 1", "pass 2", "pass 3", "pass 4", "pass 5"]
     assert table.rows[0] == ["short", "1", "1", "2", "—", "—", "—"]
     assert table.rows[1][-1] == "5"

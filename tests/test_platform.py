@@ -351,7 +351,7 @@ def changing_plugin(tmp_path, monkeypatch):
 
 def test_a_changed_method_runs_again_and_its_old_rows_move_aside(changing_plugin, write_spec, tmp_path):
     import harness
-    from harness.leaderboard import read_folder
+    from harness.report.folder import read_folder
 
     spec = write_spec(CODE_SPEC, stem="code")
     out = tmp_path / "o"

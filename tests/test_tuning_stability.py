@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from harness.leaderboard import write_leaderboard
+from harness.report.folder import write_leaderboard
 from harness.store import read_tuning_summaries, write_tuning_summaries
 from harness.tuning import SEED_VALUES_ATTR, seed_stability
 from test_tuning_resume import _frozen, _run, _spec, inline_executors  # noqa: F401 (a fixture)

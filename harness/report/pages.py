@@ -1,0 +1,290 @@
+"""The page as blocks (:mod:`harness.report.blocks`), from a board: the header, the claims (each kind's section, from
+:mod:`harness.claims`), the curves, the win rate, one section per dataset (or a summary beyond
+:data:`~harness.report.blocks.PAGE_LIMIT` datasets), the tuning. Markdown and HTML are both written from these.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from harness.claims import page_blocks as claim_page_blocks
+from harness.metrics import Metric
+from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
+from harness.report.board import TIED, Board, Cell, Row, win_rates
+from harness.report.curves import curve_blocks
+from harness.store import column
+
+
+def fmt(value: float) -> str:
+    if value == 0 or 1e-3 <= abs(value) < 1e4:
+        return f"{value:.3f}"
+    return f"{value:.3g}"
+
+
+def fmt_cell(cell: Cell | None, chance: float | None = None) -> str:
+    """``mean ± half-width``; "(at chance)" when the interval contains ``chance``."""
+    if cell is None:
+        return "—"
+    notes = []
+    if cell.no_spread:
+        text = fmt(cell.mean)
+        notes.append(f"{cell.n} seeds, no spread")
+    elif cell.half_width is None:
+        text = fmt(cell.mean)
+        notes.append("1 seed")
+    else:
+        text = f"{fmt(cell.mean)} ± {fmt(cell.half_width)}"
+    if chance is not None and cell.contains(chance):
+        notes.append(AT_CHANCE)
+    return text + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def table_text(text: str) -> str:
+    """Text for one Markdown table cell: on one line, its pipes escaped."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def cell_text(cell) -> str:
+    return cell[0] if isinstance(cell, tuple) else cell
+
+
+def _unit(metric: Metric, value: float) -> str:
+    return f"{value:g}{' ' + metric.unit if metric.unit else ''}"
+
+
+def _header_lines(board: Board) -> list[str]:
+    meta, rows, spec, primary = board.meta, board.rows, board.spec, board.primary
+    commits = sorted(set(column(rows, "git_commit")))
+    devices = sorted({d for d in set(column(rows, "device")) if d})
+    versions = rows[-1]["versions"] if rows else {}
+    task_versions = sorted(set(column(rows, "task_version")))
+    seeds = sorted(set(column(rows, "seed")))
+    lines = [
+        f"spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
+        f"version {', '.join(task_versions) or '?'}",
+        f"seeds: {', '.join(map(str, seeds))}; every value is the mean ± the half-width of a 95% t-interval over seeds "
+        f"(test split; tuning used only the validation split)",
+        f"rank: by {primary} {board.metrics[primary].arrow}; “{TIED}” after a rank: that method's 95% interval of "
+        f"{primary} overlaps the best method's, so these seeds do not separate the two",
+    ]
+    if any(board.chance.values()):
+        lines.append(f"chance level: the value a metric takes at chance, as the task declares it (given per "
+                     f"dataset below); “{AT_CHANCE}” marks a value whose 95% interval "
+                     f"contains it (or, without an interval, whose mean is it); a dataset where every method is at "
+                     f"chance on {primary} is not ranked and is left out of the mean win rate")
+    lines += [
+        f"hardware: {'; '.join(devices) or 'none recorded'}",
+        f"commit: {', '.join(commits) or 'unknown'}; " + ", ".join(f"{k} {v}" for k, v in versions.items()),
+    ]
+    return lines
+
+
+def _win_rate_blocks(board: Board) -> list:
+    primary, metrics = board.primary, board.metrics
+    left_out = board.at_chance
+    rates = win_rates(board.tables, primary, metrics, leave_out=left_out)
+    blocks: list = []
+    if rates:
+        kinds = {r.label: r.kind for t in board.tables.values() for r in t}
+        rows = [[method, kinds[method], f"{rate:.3f}", str(n)]
+                for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0])]
+        blocks += [("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"),
+                   ("table", Table(["method", "kind", "mean win rate", "datasets"], rows))]
+    if left_out:
+        if not rates:
+            blocks.append(("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"))
+        blocks.append(("p", f"Left out of the win rate and not ranked: {', '.join(left_out)}: every method's 95% "
+                            f"interval of {primary} contains the chance level there."))
+    return blocks
+
+
+def _skipped_blocks(board: Board) -> list:
+    if not board.skipped_datasets:
+        return []
+    return [("h2", "Datasets not run"),
+            ("p", "The latest run left these datasets out before planning any cell:")] + [
+        ("li", f"`{s['dataset']}`: {s['reason']}") for s in board.skipped_datasets]
+
+
+def fmt_params(params: dict[str, Any]) -> str:
+    """``name=value, ...``; floats to 3 significant digits."""
+    return ", ".join(f"{name}={value:.3g}" if isinstance(value, float) else f"{name}={value}"
+                     for name, value in params.items())
+
+
+STABILITY = {True: "stable", False: "differs across seeds"}
+
+
+def _seed_text(entry: dict[str, Any]) -> str:
+    """What each validation seed alone would have picked, beside the chosen params."""
+    chosen = entry["chosen"]["params"]
+    return "; ".join(f"seed {s['seed']}: same (rank {s['rank']})" if s["best_params"] == chosen else
+                     f"seed {s['seed']}: would pick {fmt_params(s['best_params'])} "
+                     f"(chosen ranks {s['rank']} of {s['of']})" for s in entry["by_seed"]) or "—"
+
+
+def _verdict_text(entry: dict[str, Any]) -> str:
+    if entry["stable"] is not None:
+        return STABILITY[entry["stable"]]
+    return "one seed: cannot tell" if len(entry["by_seed"]) == 1 else "per-seed values not recorded"
+
+
+def _tuning_blocks(board: Board) -> list:
+    if not board.tuning:
+        return []
+    primary, metric = board.primary, board.metrics[board.primary]
+    rows = [[e["dataset"], e["method"], fmt_params(e["chosen"]["params"]) or "—", fmt(e["chosen"]["value"]),
+             str(e["trials"]), _seed_text(e), _verdict_text(e)] for e in board.tuning]
+    chooses = "maximises" if metric.goal == "max" else "minimises"
+    return [("h2", "Tuning"),
+            ("p", f"The params tuning chose for each tuned pair, used on every test seed. The chosen trial {chooses} "
+                  f"the mean of {primary} over the validation seeds (the validation value); each seed alone could "
+                  f"pick another trial. Per validation seed: “same” when that seed alone picks the chosen params, "
+                  f"else the params it would pick and the chosen trial's rank among the completed trials on that "
+                  f"seed (1 = best). “stable”: every seed alone picks the chosen params."),
+            ("table", Table(["dataset", "method", "chosen params", f"validation {primary} {metric.arrow}", "trials",
+                             "per validation seed", "verdict"], rows))]
+
+
+def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
+    spec, metrics, primary = board.spec, board.metrics, board.primary
+    report = spec["metrics"]["report"]
+    entry = board.dataset_entries.get(dataset, {})
+    params = ", ".join(f"{k}={v}" for k, v in entry.get("params", {}).items())
+    levels = board.chance.get(dataset, {})
+    shown = sorted((m for m in levels if m in metrics), key=lambda m: report.index(m) if m in report else len(report))
+    blocks: list = [("h2", dataset), ("p", f"`{entry.get('name', dataset)}`" + (f" ({params})" if params else "")
+                                           + ("; chance level: " + ", ".join(f"{m} {_unit(metrics[m], levels[m])}"
+                                                                             for m in shown) if shown else ""))]
+    if dataset in board.at_chance:
+        blocks.append(("p", f"**Not ranked, at chance:** every method's 95% interval of {primary} contains its chance "
+                            f"level ({_unit(metrics[primary], levels[primary])}): no method does better than "
+                            f"guessing here, so the order below is noise and the dataset is left out of the win rate."))
+    if dataset in board.zero_variance:
+        blocks.append(("p", f"**No interval:** {primary} is the same in every seed for every method with two or more "
+                            f"seeds here: the seed does not change this dataset's instance, so each row is one "
+                            f"measurement, not a mean over independent draws."))
+
+    def column(m: str) -> str:
+        return f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "")
+
+    main = [m for m in report if m == primary or not metrics[m].secondary]
+    extra = [m for m in report if m not in main]
+    rows = []
+    apart = any(row.device_class for row in table)  # then each device class is ranked on its own
+    for row in table:
+        rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
+        rows.append([rank, row.method, *([row.device_class] if apart else []), row.kind,
+                     *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
+                     str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
+    blocks.append(("table", Table(["rank", "method", *(["device class"] if apart else []), "kind", *map(column, main),
+                                   "seeds ok", "failed", "skipped"], rows)))
+    if apart:
+        blocks.append(("p", "Each device class is ranked on its own: its timings and its cells are never pooled "
+                            "with another class's."))
+    if extra or len({d for row in table for d in row.devices}) > 1:  # one device for all is in the page's header
+        details = [[row.label, *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in extra),
+                    "; ".join(row.devices) or "—"] for row in table]
+        blocks.append(("table", Table(["method", *map(column, extra), "devices"], details,
+                                      summary=f"More columns of {dataset}: " + ", ".join([*extra, "devices"]))))
+    blocks += [("li", f"{row.label}: {error}") for row in table for error in row.errors]
+    skips: dict[str, list[Row]] = {}
+    for row in table:
+        for reason in row.skips:
+            skips.setdefault(reason, []).append(row)
+    blocks += [("li", f"skipped ({', '.join(f'{r.label} × {r.seeds_skipped}' for r in hit)}): {reason}")
+               for reason, hit in skips.items()]
+    return blocks
+
+
+def page_blocks(board: Board) -> list:
+    """The leaderboard page, as the blocks :func:`render_markdown` and :func:`render_html` write (computed once per
+    board: read-only tuples and tables)."""
+    if "_page_blocks" not in board.__dict__:
+        board.__dict__["_page_blocks"] = _page_blocks(board)
+    return board.__dict__["_page_blocks"]
+
+
+def _page_blocks(board: Board) -> list:
+    spec = board.spec
+    blocks: list = [("h1", spec["title"]), ("p", f"Leaderboard of `{spec['name']}` — {board.meta['profile']} profile.")]
+    if spec.get("description"):
+        blocks.append(("p", " ".join(spec["description"].split())))
+    if spec.get("paper"):
+        paper = spec["paper"]
+        blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
+    blocks += [("li", line) for line in _header_lines(board)]
+    blocks.append(("figure",))
+    blocks += claim_page_blocks(board.verdicts, board) + curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    blocks += _tuning_blocks(board)
+    if len(board.tables) > PAGE_LIMIT:
+        return blocks + _many_datasets_blocks(board)
+    for dataset, table in board.tables.items():
+        blocks += _dataset_blocks(board, dataset, table)
+    return blocks
+
+
+SHOWN_NAMES = 10  # beyond PAGE_LIMIT, a list of datasets (no spread, at chance) names this many, then counts
+
+
+def _names(datasets: list[str]) -> str:
+    shown = ", ".join(f"`{d}`" for d in datasets[:SHOWN_NAMES])
+    return shown + (f" and {len(datasets) - SHOWN_NAMES} more" if len(datasets) > SHOWN_NAMES else "")
+
+
+def _many_datasets_blocks(board: Board) -> list:
+    """Beyond :data:`PAGE_LIMIT` datasets, instead of a section per dataset: each method's ranks over the datasets,
+    the flagged datasets and the failures counted, and where every table is (leaderboard.csv, complete).
+
+    A page of thousands of tables (46 MB of HTML for 16,667 datasets) is neither readable nor cheap to write; the
+    CSV has every dataset × method row with every column those tables show."""
+    primary, metrics = board.primary, board.metrics
+    blocks: list = [("h2", f"Per dataset ({len(board.tables)} datasets)"), ("p",
+                     f"**The per-dataset tables are in `leaderboard.csv`**: with more than {PAGE_LIMIT} datasets this "
+                     f"page shows each method's ranks over them instead. The CSV has one row per dataset and method "
+                     f"with everything a table here would show: the rank (and `tied_with_best`, the “{TIED}”), the "
+                     f"mean, 95% half-width and number of seeds of every reported metric, seeds ok, failed and "
+                     f"skipped, the devices, the chance level and the `zero_variance` and `at_chance` flags.")]
+    ranks: dict[str, list[int]] = {}
+    kinds: dict[str, str] = {}
+    counts: dict[str, list[int]] = {}  # label → [rows, tied, seeds ok, failed, skipped]
+    for table in board.tables.values():
+        for row in table:
+            kinds.setdefault(row.label, row.kind)
+            seen = counts.setdefault(row.label, [0, 0, 0, 0, 0])
+            seen[0] += 1
+            seen[1] += row.tied
+            seen[2] += row.seeds_ok
+            seen[3] += row.seeds_failed
+            seen[4] += row.seeds_skipped
+            if row.rank:
+                ranks.setdefault(row.label, []).append(row.rank)
+    rows = []
+    mean_rank = {label: sum(got) / len(got) for label, got in ranks.items()}
+    for label, seen in sorted(counts.items(), key=lambda kv: mean_rank.get(kv[0], math.inf)):
+        got = ranks.get(label, [])
+        mean = f"{mean_rank[label]:.2f}" if got else "—"
+        rows.append([label, kinds[label], str(seen[0]), str(len(got)), mean, str(got.count(1)), str(seen[1]),
+                     str(seen[2]), str(seen[3]), str(seen[4])])
+    blocks.append(("table", Table(["method", "kind", "datasets", "ranked", f"mean rank ({primary} "
+                                   f"{metrics[primary].arrow})", "ranked 1", f"tied with the best ({TIED})",
+                                   "seeds ok", "failed", "skipped"], rows)))
+    if board.zero_variance:
+        blocks.append(("p", f"**No interval** on {len(board.zero_variance)} datasets ({_names(board.zero_variance)}): "
+                            f"{primary} is the same in every seed for every method with two or more seeds there "
+                            f"(`zero_variance` in the CSV)."))
+    if board.at_chance:
+        blocks.append(("p", f"**Not ranked, at chance** on {len(board.at_chance)} datasets "
+                            f"({_names(board.at_chance)}): every method's 95% interval of {primary} contains its "
+                            f"chance level there (`at_chance` in the CSV)."))
+    errors: dict[str, int] = {}  # message → dataset × method rows that gave it
+    skips: dict[str, int] = {}
+    for table in board.tables.values():
+        for row in table:
+            for error in row.errors:
+                errors[error] = errors.get(error, 0) + 1
+            for reason in row.skips:
+                skips[reason] = skips.get(reason, 0) + 1
+    blocks += [("li", f"{error} (on {count} dataset × method rows)") for error, count in errors.items()]
+    blocks += [("li", f"skipped ({count} dataset × method rows): {reason}") for reason, count in skips.items()]
+    return blocks

@@ -424,8 +424,7 @@ def cmd_show(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from harness.report.board import NoResults
-    from harness.report.folder import write_leaderboard
+    from harness.leaderboard import NoResults, write_leaderboard
 
     try:
         write_leaderboard(args.folder)
@@ -442,7 +441,7 @@ def cmd_leaderboard(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from harness.report.board import NoResults
+    from harness.leaderboard import NoResults
     from harness.merge import MergeError, merge
 
     try:
@@ -485,8 +484,7 @@ def cmd_repair(args) -> int:
 
 def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
-    from harness.report.board import NoResults
-    from harness.report.folder import folder_metrics, read_folder
+    from harness.leaderboard import NoResults, folder_metrics, read_folder
     from harness.runner import default_out
     from harness.spec.model import claim_entries
 

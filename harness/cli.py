@@ -424,7 +424,8 @@ def cmd_show(args) -> int:
 
 
 def cmd_leaderboard(args) -> int:
-    from harness.leaderboard import NoResults, write_leaderboard
+    from harness.report.board import NoResults
+    from harness.report.folder import write_leaderboard
 
     try:
         write_leaderboard(args.folder)
@@ -441,7 +442,7 @@ def cmd_leaderboard(args) -> int:
 
 
 def cmd_merge(args) -> int:
-    from harness.leaderboard import NoResults
+    from harness.report.board import NoResults
     from harness.merge import MergeError, merge
 
     try:
@@ -484,7 +485,8 @@ def cmd_repair(args) -> int:
 
 def cmd_check(args) -> int:
     from harness.claims import NOT_REPRODUCED, check_claim
-    from harness.leaderboard import NoResults, folder_metrics, read_folder
+    from harness.report.board import NoResults
+    from harness.report.folder import folder_metrics, read_folder
     from harness.runner import default_out
     from harness.spec.model import claim_entries
 

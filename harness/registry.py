@@ -178,7 +178,7 @@ class Registry:
             return f"pip install -e '.[{need.extra}]'"  # a family of this checkout: the README's editable install
         if dist:
             return f"pip install '{dist}[{need.extra}]'"
-        return f"pip install {' '.join(need.modules)}  (the modules {origin} imports)"
+        return f"install {', '.join(need.modules)} (import names; {origin} belongs to no distribution here)"
 
     def _add_entry(self, origin: str, kind: str, name: str, row: dict) -> None:
         if name in self._entries[kind]:

@@ -243,6 +243,17 @@ def test_the_extras_in_pyproject_install_what_the_catalogues_require():
     assert any(r.startswith("submitit") for r in extras["cluster"]) and "harness[all]" in extras["test"]
 
 
+def test_the_install_command_names_the_distribution_that_registered_the_family():
+    catalogue = {"requires": {"extra": "deep", "modules": ["harness_test_no_such_module"]},
+                 "tasks": {"fam.task": {"target": "m:TASK"}}}
+    by_package = Registry([("fampkg:fam", catalogue)], dists={"fampkg:fam": "fampkg"})
+    assert by_package.missing_extra("fam.task") == ("task 'fam.task' needs the 'deep' extra (harness_test_no_such_module "
+                                                    "not installed): pip install 'fampkg[deep]'")
+    loose = Registry([("fam.catalogue:CATALOGUE", catalogue)])  # HARNESS_PLUGINS: no distribution to name
+    assert loose.missing_extra("fam.task").endswith(
+        "install harness_test_no_such_module (import names; fam.catalogue:CATALOGUE belongs to no distribution here)")
+
+
 def test_a_requires_row_of_the_wrong_shape_is_refused():
     with pytest.raises(RegistryError, match=r"catalogue from fam: 'requires' must be \{'extra'"):
         Registry([("fam", {"requires": {"extra": "x", "module": ["y"]}})])

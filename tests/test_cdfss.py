@@ -23,7 +23,21 @@ torch = pytest.importorskip("torch")
 
 from implementations.dfn import DomainFeatureNavigator, _method, _net  # noqa: E402  (needs torch)
 
-TINY = TASK.tiny(Path('.'))["synthetic-shapes"]
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> dict:
+    """The task's tiny synthetic configuration; ``tiny()`` also writes the folder one's miniature, here under a
+    temporary folder (it once wrote ``cd-fss/`` into the working directory at import)."""
+    return TASK.tiny(tmp_path_factory.mktemp("cdfss-tiny"))["synthetic-shapes"]
+
+
+def test_the_tiny_configuration_writes_under_a_temporary_folder(tiny, tmp_path_factory):
+    from conftest import ROOT
+
+    assert tiny["image_size"] == 16
+    assert any(tmp_path_factory.getbasetemp().glob("cdfss-tiny*/cd-fss/*"))
+    assert not (ROOT / "cd-fss").exists() and not (Path.cwd() / "cd-fss").exists()
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -63,9 +77,9 @@ def test_class_miou_accumulates_per_class_before_dividing():
 # --------------------------------------------------------------------------- data, splits, episodes
 
 
-def test_source_is_shared_by_splits_and_targets_and_targets_split_disjointly():
+def test_source_is_shared_by_splits_and_targets_and_targets_split_disjointly(tiny):
     def load(split, target):
-        return synthetic_shapes(Context(seed=3, split=split, dataset=f"shapes-{target}"), target=target, **TINY)
+        return synthetic_shapes(Context(seed=3, split=split, dataset=f"shapes-{target}"), target=target, **tiny)
 
     test_isic, val_isic, test_fss = load("test", "isic"), load("val", "isic"), load("test", "fss")
     for other in (val_isic, test_fss):
@@ -81,8 +95,8 @@ def test_source_is_shared_by_splits_and_targets_and_targets_split_disjointly():
 
 
 @pytest.mark.parametrize("target", cdfss.TARGET_STYLES)
-def test_every_style_renders_images_and_masks(target):
-    data = synthetic_shapes(Context(seed=0, dataset=target), target=target, **TINY)
+def test_every_style_renders_images_and_masks(target, tiny):
+    data = synthetic_shapes(Context(seed=0, dataset=target), target=target, **tiny)
     t = data.target
     assert t.images.dtype == np.uint8 and t.images.shape == (12, 3, 16, 16)
     assert t.masks.shape == (12, 16, 16) and 0.02 < t.masks.mean() < 0.6
@@ -110,8 +124,8 @@ class _Recorder:
         return images.reshape(len(images), -1)[:, :6].astype(float)
 
 
-def test_episodes_are_identical_for_every_method_and_never_show_query_masks():
-    data = synthetic_shapes(Context(seed=1, dataset="shapes-deepglobe"), target="deepglobe", **TINY)
+def test_episodes_are_identical_for_every_method_and_never_show_query_masks(tiny):
+    data = synthetic_shapes(Context(seed=1, dataset="shapes-deepglobe"), target="deepglobe", **tiny)
     context = Context(seed=1, dataset="shapes-deepglobe")
     first, second = _Recorder(tag=1), _Recorder(tag=2)
     scores = TASK.evaluate(first, data, context)
@@ -128,8 +142,8 @@ def test_episodes_are_identical_for_every_method_and_never_show_query_masks():
         assert len(set(rows)) == len(rows)
 
 
-def test_source_training_is_cached_across_target_parameters_only():
-    data = synthetic_shapes(Context(seed=2, dataset="shapes-isic"), target="isic", **TINY)
+def test_source_training_is_cached_across_target_parameters_only(tiny):
+    data = synthetic_shapes(Context(seed=2, dataset="shapes-isic"), target="isic", **tiny)
     context = Context(seed=2, dataset="shapes-isic")
     cdfss._SOURCE_TRAINING.clear()
     calls = []
@@ -370,8 +384,8 @@ def _episodes(data, shots, count, seed):
     return t.images[drawn.support[:, 0]], t.masks[drawn.support[:, 0]], t.images[drawn.query[:, 0]]
 
 
-def test_dfn_episodes_are_independent_and_the_source_weights_stay_put():
-    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **TINY)
+def test_dfn_episodes_are_independent_and_the_source_weights_stay_put(tiny):
+    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **tiny)
     context = Context(seed=4)
     method = tiny_method()
     method.fit_source(data.source, source_context(4))
@@ -405,8 +419,8 @@ def test_episode_block_with_per_episode_weights_equals_each_episode_alone():
     torch.testing.assert_close(shared[1], _net.block(backbone, last, x[1]))
 
 
-def test_last_block_finetuning_is_per_episode_and_leaves_the_source_backbone_alone():
-    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **TINY)
+def test_last_block_finetuning_is_per_episode_and_leaves_the_source_backbone_alone(tiny):
+    data = synthetic_shapes(Context(seed=4, dataset="shapes-isic"), target="isic", **tiny)
     context = Context(seed=4)
     plain = tiny_method(adapter="none", sam="none")
     plain.fit_source(data.source, source_context(4))
@@ -426,8 +440,8 @@ def test_last_block_finetuning_is_per_episode_and_leaves_the_source_backbone_alo
                                atol=1e-5, rtol=1e-5)
 
 
-def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arms():
-    data = synthetic_shapes(Context(seed=5, dataset="shapes-fss"), target="fss", **TINY)
+def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arms(tiny):
+    data = synthetic_shapes(Context(seed=5, dataset="shapes-fss"), target="fss", **tiny)
     _method._BACKBONES.clear()
     states, reused = [], []
     for params in ({"sam": "svn"}, {"sam": "svn"}, {"adapter": "none", "sam": "none"}):
@@ -443,8 +457,8 @@ def test_dfn_source_training_is_deterministic_and_shares_the_backbone_across_arm
     assert states[2]["adapters"] == {}
 
 
-def test_parameter_checks():
-    data = synthetic_shapes(Context(seed=0), **TINY)
+def test_parameter_checks(tiny):
+    data = synthetic_shapes(Context(seed=0), **tiny)
     for bad, message in (({"adapter": "parallel"}, "adapter='parallel'"), ({"adapter": "none", "sam": "svn"}, "perturbs"),
                          ({"levels": (0,)}, "levels=\\[0\\]"), ({"sam": "adam"}, "sam='adam'"),
                          ({"finetune": "head"}, "finetune='head'"), ({"finetune": "last-block"}, "no-adapter baseline")):

@@ -36,7 +36,7 @@ def _track_primary(folder: Path, metric: str, rows: list[str]):
             raise KeyError(f"{folder}/leaderboard.csv has no {metric} for {row!r}")
         return value
 
-    from harness.metrics import read_metric_table
+    from harness.metric_tables import read_metric_table
 
     known = read_metric_table(folder).get(metric)  # as the run recorded it, whatever is registered here
     goal = known.goal if known else "?"

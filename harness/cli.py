@@ -203,7 +203,7 @@ _CLUSTER_FLAGS = {"slurm_partition": "partition", "slurm_account": "account", "s
 
 def _cluster_options(args) -> dict:
     """The --slurm-* and --cells-per-job flags given, as :func:`harness.cluster.resources_from` overrides."""
-    from harness.executors import CLUSTER_EXECUTORS
+    from harness.backends import CLUSTER_EXECUTORS
 
     given = {field: getattr(args, flag) for flag, field in _CLUSTER_FLAGS.items() if getattr(args, flag) is not None}
     if args.slurm_option:
@@ -222,7 +222,7 @@ def _cluster_options(args) -> dict:
 
 
 def _executor_names() -> tuple[str, ...]:
-    from harness.executors import EXECUTORS
+    from harness.backends import EXECUTORS
 
     return tuple(EXECUTORS)
 

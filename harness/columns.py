@@ -31,6 +31,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from harness.devices import several_classes
+
 SIDECAR = ".runs.columns"
 SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
 PARALLEL_MIN_BYTES = 256 << 20  # less is decoded by this process alone: starting others would cost what they save
@@ -456,8 +458,6 @@ def current_rows(columns: Columns, spec_hash: str) -> ColumnRows | None:
     seed) in the place of its first; None where the rows span several device classes (read row by row)."""
     import numpy as np
 
-    from harness.hardware import device_class
-
     codes = columns.codes
     if not columns.size:
         return ColumnRows(columns, np.empty(0, dtype=np.int64))
@@ -475,7 +475,7 @@ def current_rows(columns: Columns, spec_hash: str) -> ColumnRows | None:
             same |= (method == m) & (code == c)
     at = at[same]
     devices = columns.values["device"]
-    if len({device_class(devices[d]) for d in np.unique(codes["device"][at]).tolist()} - {None}) > 1:
+    if several_classes(devices[d] for d in np.unique(codes["device"][at]).tolist()):
         return None
     seeds = len(columns.values["seed"])
     key = ((codes["dataset"][at].astype(np.int64) * len(columns.values["method"]) + codes["method"][at])
@@ -484,3 +484,27 @@ def current_rows(columns: Columns, spec_hash: str) -> ColumnRows | None:
     _, last = np.unique(key[::-1], return_index=True)
     last = len(key) - 1 - last  # each key's last row, keys in the same (sorted) order as ``first``
     return ColumnRows(columns, at[last[np.argsort(first, kind="stable")]])
+
+
+def column(rows, name: str) -> list:
+    """Every row's ``name`` (None where a row lacks it), for :class:`ColumnRows` (from its columns, no row built)
+    or a list of :func:`harness.store.read_cells` Structs or of dicts (:func:`harness.store.column`)."""
+    from harness.store import column as row_column
+
+    return rows.column(name) if isinstance(rows, ColumnRows) else row_column(rows, name)
+
+
+_DEVICE = operator.attrgetter("device")
+
+
+def classes_apart(rows) -> bool:
+    """Whether result rows span more than one device class (:func:`harness.devices.device_class`): then a
+    leaderboard shows a row per (method, class) and a claim pairs cells only within one class (a GPU's time is
+    never compared with a CPU's). ``rows``: :class:`ColumnRows`, :func:`harness.store.read_cells` Structs or dicts."""
+    if isinstance(rows, ColumnRows):  # the distinct devices of its rows
+        return several_classes(rows.distinct("device"))
+    try:
+        devices = set(map(_DEVICE, rows))  # the Structs of harness.store.read_cells: no Python call per row
+    except AttributeError:
+        devices = {r.get("device") for r in rows}  # dicts
+    return several_classes(devices)

@@ -6,11 +6,11 @@ cell is the plain dict of :meth:`harness.plan.Cell.payload` and its result the p
 of :func:`harness.execute.execute_cell`; every cell is a pure function of its payload,
 so any backend can run it and results merge by key.
 
-Built in: ``local``, a pool of reused worker processes with a hard timeout per cell
-(:class:`LocalExecutor`), and, through submitit (:mod:`harness.cluster`), ``slurm`` (job
-arrays on a SLURM cluster) and ``local-submitit`` (submitit's local processes: the same
-code path as ``slurm``, which the tests run for real). A new backend subclasses
-:class:`Executor` and registers in :data:`EXECUTORS`.
+Here: the interface and ``local``, a pool of reused worker processes with a hard timeout per
+cell (:class:`LocalExecutor`). Through submitit (:mod:`harness.cluster`, which builds on
+these): ``slurm`` (job arrays on a SLURM cluster) and ``local-submitit`` (submitit's local
+processes: the same code path as ``slurm``, which the tests run for real). A new backend
+subclasses :class:`Executor` and registers by name in :data:`harness.backends.EXECUTORS`.
 """
 from __future__ import annotations
 
@@ -329,29 +329,3 @@ class LocalExecutor(Executor):
 def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:
     return {"status": status, "metrics": {}, "error": message, "device": None,
             "wall_s": time.monotonic() - worker.started, "peak_mib": None}
-
-
-def _submitit(backend: str):
-    def make(**options: Any) -> Executor:
-        from harness.cluster import SubmititExecutor  # imports submitit: only for a run that asks for it
-
-        return SubmititExecutor(backend=backend, **options)
-    return make
-
-
-# name → a callable that takes make_executor's keywords; submitit loads only when its executor is asked for
-EXECUTORS: dict[str, Any] = {"local": LocalExecutor, "slurm": _submitit("slurm"), "local-submitit": _submitit("local")}
-CLUSTER_EXECUTORS = ("slurm", "local-submitit")  # those that take a results folder and job resources
-
-
-def make_executor(name: str, *, jobs: int, threads: int, gpus: list[str] | None = None, **options: Any) -> Executor:
-    """The executor ``name`` (``harness run --executor``), sized for this run.
-
-    ``options``: what a cluster executor needs besides (``folder``, the spec's results folder, and
-    ``resources``, a :class:`harness.cluster.ClusterResources`); the local pool ignores them.
-    """
-    try:
-        make = EXECUTORS[name]
-    except KeyError:
-        raise ValueError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}") from None
-    return make(jobs=jobs, threads=threads, gpus=gpus, **options)

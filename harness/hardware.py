@@ -1,14 +1,13 @@
 """What a machine offers a cell: CPU name, visible GPUs, thread limits, package versions, git commit.
 
-Framework-neutral: nothing here imports torch (see :mod:`harness.frameworks`).
+Framework-neutral: nothing here imports torch (see :mod:`harness.frameworks`). This module probes the
+machine it runs on; reading the device descriptions stored in results is :mod:`harness.devices`'.
 """
 from __future__ import annotations
 
-import operator
 import os
 import platform
 import subprocess
-import re
 from functools import lru_cache
 from importlib import metadata
 from pathlib import Path
@@ -34,40 +33,6 @@ def cpu_name() -> str:
 
 def cpu_description() -> str:
     return f"cpu: {cpu_name()} ({os.cpu_count()} cores)"
-
-
-# the notes a device description ends with that say how much of the machine a worker had, not what it is:
-# the CPU's core count (:func:`cpu_description`) and a pinned GPU's index (harness.frameworks)
-_WORKER_NOTE = re.compile(r"\s*\((\d+ cores|GPU [^()]*)\)$")
-
-
-def device_class(description: str | None) -> str | None:
-    """The hardware class of a row's ``device``: its description less the trailing core-count or GPU-pin note.
-
-    ``"cpu: Intel(R) Xeon(R) Processor (2 cores)"`` → ``"cpu: Intel(R) Xeon(R) Processor"``;
-    ``"cuda: NVIDIA H200 (GPU 3)"`` → ``"cuda: NVIDIA H200"``; None (no device recorded) stays None.
-    Two rows of one class ran on the same kind of hardware, so their timings compare.
-    """
-    if not description:
-        return None
-    return _WORKER_NOTE.sub("", description.strip()) or description.strip()
-
-
-_DEVICE = operator.attrgetter("device")
-
-
-def classes_apart(rows) -> bool:
-    """Whether result rows span more than one device class: then a leaderboard shows a row per (method, class)
-    and a claim pairs cells only within one class (a GPU's time is never compared with a CPU's)."""
-    from harness.columns import ColumnRows
-
-    if isinstance(rows, ColumnRows):  # the distinct devices of its rows
-        return len({device_class(d) for d in rows.distinct("device")} - {None}) > 1
-    try:
-        devices = set(map(_DEVICE, rows))  # the Structs of harness.store.read_cells: no Python call per row
-    except AttributeError:
-        devices = {r.get("device") for r in rows}  # dicts
-    return len({device_class(d) for d in devices} - {None}) > 1
 
 
 def usable_cpus() -> int:

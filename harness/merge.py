@@ -9,7 +9,7 @@ one run had written it. The rules:
   for every method the rows a folder shows (its newest code, as the leaderboard reads it) carry the
   same ``code`` fingerprint as every other folder's; otherwise nothing is written (exit 2) and the
   message names the folders and what differs.
-- **A key is kept once.** A row whose key, device class (:func:`harness.hardware.device_class`) and
+- **A key is kept once.** A row whose key, device class (:func:`harness.devices.device_class`) and
   result (status, every metric not read off a clock, curves) equal a row already taken from another
   folder is dropped: the cell was run twice. The same key on two device classes is two results
   (other hardware): both are kept and the leaderboard shows them as separate rows.
@@ -38,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.hardware import device_class
-from harness.metrics import CHANCE_TABLE, METRIC_TABLE, WALL_CLOCK_UNITS
+from harness.devices import device_class
+from harness.metric_tables import CHANCE_TABLE, METRIC_TABLE
+from harness.metrics import WALL_CLOCK_UNITS
 from harness.spec.model import dataset_entries
 from harness.store import (DAMAGED_FILE, FINISHED, RECORD_FIELDS, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
                            TUNING_FILE, _record, write_atomic)

@@ -4,7 +4,7 @@
 95% half-widths over seeds), ``claims.json`` (verdicts), ``spec.yaml`` (primary metric) and
 ``metrics.json`` (each metric's goal and unit), as ``harness run`` writes them, and reports
 what moved. Nothing comes from the plugins registered in this process: an older folder
-without ``metrics.json`` falls back to them (:func:`harness.metrics.read_metric_table`). A **regression** (exit 1) is:
+without ``metrics.json`` falls back to them (:func:`harness.metric_tables.read_metric_table`). A **regression** (exit 1) is:
 
 - a (dataset, method) row whose primary metric moved in the wrong direction (by the metric's
   goal) by more than its tolerance;
@@ -31,7 +31,8 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.metrics import WALL_CLOCK_UNITS, Metric, read_metric_table
+from harness.metric_tables import read_metric_table
+from harness.metrics import WALL_CLOCK_UNITS, Metric
 
 EXACT = 1e-9  # relative slack of an "exact" comparison: float noise only
 INTERVAL = "interval"

@@ -153,8 +153,8 @@ _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond wha
 PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
 # the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
 _PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
-_PAGE_CODE = ("harness.claims", "harness.report", "harness.stats", "harness.metrics",
-              "harness.store", "harness.hardware")
+_PAGE_CODE = ("harness.claims", "harness.report", "harness.stats", "harness.metrics", "harness.metric_tables",
+              "harness.store", "harness.columns", "harness.devices", "harness.spec.model")
 
 
 def _pages_stamp(folder: Path) -> str:
@@ -220,9 +220,9 @@ def _check_writable(root: Path) -> None:
 def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,
               progress: bool) -> SpecRun:
     """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
-    from harness.executors import CLUSTER_EXECUTORS, make_executor
+    from harness.backends import CLUSTER_EXECUTORS, make_executor
     from harness.hardware import auto_jobs, git_commit, visible_gpus
-    from harness.metrics import write_chance_table, write_metric_table
+    from harness.metric_tables import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
     from harness.registry import default_registry, metrics
     from harness.store import RunStore, read_cells, write_atomic, write_skipped_datasets

@@ -16,7 +16,7 @@ from conftest import ROOT, TOY_SPEC
 from harness.claims import check_claim
 from harness.report.board import at_chance, build_rows, win_rates
 from harness.report.folder import read_folder, write_index, write_leaderboard
-from harness.metrics import read_chance_table, read_metric_table
+from harness.metric_tables import read_chance_table, read_metric_table
 
 T_975 = {2: 4.302652729911275, 3: 3.182446305284263}  # Student t quantiles, df = n - 1
 
@@ -260,7 +260,7 @@ def test_differences_of_rounding_only_are_a_tie_not_a_win():
 @pytest.mark.parametrize("spec", ["constrained-cc", "signed-laplacian"])
 def test_rebuilding_an_unchanged_folder_rewrites_every_file_byte_for_byte(tmp_path, spec):
     """Committed leaderboards must not churn in git when nothing changed (the plot once carried a date and random ids)."""
-    from harness.metrics import write_chance_table
+    from harness.metric_tables import write_chance_table
 
     folder = tmp_path / spec
     shutil.copytree(ROOT / "results" / "quick" / spec, folder)
@@ -279,7 +279,7 @@ def section(markdown: str, dataset: str) -> str:
 
 def test_a_dataset_where_every_method_is_at_chance_is_marked_and_not_ranked(toy_env, tmp_path):
     """On `easy` both intervals of toy_score contain the chance level 0.2: no ranks there, and no share of the win rate."""
-    from harness.metrics import write_chance_table
+    from harness.metric_tables import write_chance_table
 
     folder = make_folder(tmp_path, {
         ("easy", "a"): [0.18, 0.20, 0.22],  # 0.2 ± 0.05
@@ -389,7 +389,8 @@ def test_a_run_records_chance_levels_and_the_datasets_it_left_out(toy_env, write
 def test_timings_and_spreads_go_to_a_collapsed_second_table(toy_env, tmp_path):
     """The main table keeps the metrics a reader compares; timings (unit s) and the spread of another metric
     (declared with spread_of, kept in metrics.json) go to a second table, collapsed on the page."""
-    from harness.metrics import Metric, write_metric_table
+    from harness.metric_tables import write_metric_table
+    from harness.metrics import Metric
 
     folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.7, 0.8], ("easy", "b"): [0.5, 0.5, 0.6]},
                          report=("toy_score", "toy_loss", "toy_score_ci95", "runtime_s"),
@@ -441,7 +442,7 @@ def test_the_plot_has_one_panel_per_dataset_each_on_its_own_scale(toy_env, tmp_p
     from harness.report.folder import compute
 
     from harness.report.figures import plot_figure
-    from harness.metrics import write_chance_table
+    from harness.metric_tables import write_chance_table
 
     datasets = ("near", "far", "texture")
     folder = make_folder(tmp_path, {

@@ -13,7 +13,7 @@ import yaml
 from conftest import PLUGINS, TOY_SPEC, harness_cli
 from harness.claims import check_claim
 from harness.cli import main
-from harness.hardware import device_class
+from harness.devices import device_class
 
 # the toy spec, its runtime reported too: a merged leaderboard equals one run's in every column but that one
 SPEC = TOY_SPEC.replace("report: [toy_score, toy_loss]", "report: [toy_score, toy_loss, runtime_s]")

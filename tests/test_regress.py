@@ -275,7 +275,7 @@ def test_a_leaderboard_in_todays_format_compares_with_one_in_an_older_format(tmp
     """`harness regress` reads leaderboard.csv by column name: a folder rebuilt today (new columns: seeds_skipped,
     tied_with_best, chance, at_chance; chance.json written) compares with the committed older one, both ways."""
     from harness.report.folder import write_leaderboard
-    from harness.metrics import write_chance_table
+    from harness.metric_tables import write_chance_table
 
     baseline, current = tmp_path / "baseline", tmp_path / "current"
     for spec in ("signed-laplacian", "cdfsl"):

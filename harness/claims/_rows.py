@@ -17,8 +17,7 @@ def indexed(rows) -> tuple[bool, dict[str, list]]:
 
     import numpy as np
 
-    from harness.hardware import classes_apart
-    from harness.store import column
+    from harness.columns import classes_apart, column
 
     methods = column(rows, "method")
     first: dict[str, int] = {}
@@ -39,8 +38,7 @@ def claim_columns(rows, fields: tuple[str, ...], metric: str, methods=None, data
     """Each of ``fields`` of every row as a list, then the rows' values of ``metric`` (None where a row lacks it):
     what a claim that reads every row reads. From :class:`harness.columns.ColumnRows`, only the rows of ``methods``
     and ``datasets`` (None: all) and without building a row; from rows, every row (the caller keeps its own)."""
-    from harness.columns import ColumnRows
-    from harness.store import column
+    from harness.columns import ColumnRows, column
 
     if isinstance(rows, ColumnRows):
         return rows.narrow(fields, metric, methods, datasets)

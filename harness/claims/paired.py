@@ -143,7 +143,7 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
                     if metric in values:
                         cells[(row["dataset"], row["seed"])] = values[metric]
         return _joined(found[better], found[than], goal)
-    from harness.hardware import device_class
+    from harness.devices import device_class
 
     by_cell: dict[tuple[str, int, str, str], float] = {}
     for method in dict.fromkeys((better, than)):  # only these two methods' rows count

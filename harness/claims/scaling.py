@@ -76,7 +76,8 @@ def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, s
     """
     wanted = set(claim.get("datasets") or ()) or None
     size = claim["size"]
-    from harness.hardware import classes_apart, device_class
+    from harness.columns import classes_apart
+    from harness.devices import device_class
 
     apart = classes_apart(rows)
     out: dict[tuple[int, str, str], dict[float, float]] = {}

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from harness.columns import ColumnRows
-from harness.hardware import classes_apart, device_class
+from harness.columns import ColumnRows, classes_apart, column
+from harness.devices import device_class
 from harness.metrics import Metric
 from harness.stats import FLOAT_NOISE, mean_and_half_width
-from harness.store import column
 
 FORMATS = ("md", "csv", "html")
 

@@ -6,12 +6,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.hardware import classes_apart
+from harness.columns import classes_apart, column
 from harness.report.blocks import Table
 from harness.report.board import Board, row_class, row_label
 from harness.report.figures import PANEL_COLUMNS, PANEL_LIMIT, figure_svg
 from harness.stats import mean_and_half_width
-from harness.store import column
 
 CURVES_SVG = "curves.svg"
 

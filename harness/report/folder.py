@@ -3,7 +3,7 @@ board and the claims' verdicts), :func:`write_leaderboard` (``leaderboard.md``, 
 ``claims.json``) and :func:`write_index` (a results root's ``index.md``).
 
 Goals, units and arrows come from the folder's own metric table (``metrics.json``, see
-:func:`harness.metrics.read_metric_table`), chance levels from ``chance.json`` and the datasets a run left out from
+:func:`harness.metric_tables.read_metric_table`), chance levels from ``chance.json`` and the datasets a run left out from
 ``skipped.json``, the params tuning chose from ``tuning.json``, never from the plugins registered in this process
 (nor Optuna), so any folder can be rebuilt anywhere (an older folder without the last three simply has no chance
 levels, no skipped datasets and no tuning section).
@@ -15,9 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
-from harness.columns import current_rows, read_columns
-from harness.hardware import classes_apart, device_class
-from harness.metrics import Metric, read_chance_table, read_metric_table
+from harness.columns import classes_apart, column, current_rows, read_columns
+from harness.devices import device_class
+from harness.metric_tables import read_chance_table, read_metric_table
+from harness.metrics import Metric
 from harness.report.board import Board, NoResults, build_rows, current_tuning
 from harness.report.csv_table import render_csv
 from harness.report.curves import CURVES_SVG, curve_panels, render_curves_svg
@@ -26,7 +27,6 @@ from harness.report.markdown import render_markdown
 from harness.spec.model import claim_entries, expand_grids, grid_members
 from harness.store import (
     CellRows,
-    column,
     load_yaml,
     newest_code_only,
     read_cells,
@@ -39,7 +39,7 @@ from harness.store import (
 def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
     """The folder's resolved spec (a dataset grid written out) and its current rows (latest per dataset, method, seed).
 
-    Where the rows span several device classes (:func:`harness.hardware.device_class`), latest per dataset,
+    Where the rows span several device classes (:func:`harness.devices.device_class`), latest per dataset,
     method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
     device was chosen) gives way to its cell's rows on a device.
     """

@@ -12,7 +12,7 @@ from harness.metrics import Metric
 from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
 from harness.report.board import TIED, Board, Cell, Row, win_rates
 from harness.report.curves import curve_blocks
-from harness.store import column
+from harness.columns import column
 
 
 def fmt(value: float) -> str:

@@ -38,7 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from harness.optuna_private import has_heartbeat, restored_sampler, sampler_state, stale_trial_numbers
 from harness.plan import Cell
+from harness.samplers import make_sampler
 from harness.spec.model import DatasetEntry, MethodEntry, Spec, stable_hash
 
 HEARTBEAT_S = 10  # a running trial's heartbeat, on storages that support it
@@ -57,37 +59,6 @@ class TuningOutcome:
     best_value: float | None
     trials_done: int
     error: str | None = None  # set when no trial succeeded
-
-
-def sampler_class(name: str):
-    import optuna
-
-    return {
-        "tpe": optuna.samplers.TPESampler,
-        "random": optuna.samplers.RandomSampler,
-        "cmaes": optuna.samplers.CmaEsSampler,
-        "qmc": optuna.samplers.QMCSampler,
-        "gp": optuna.samplers.GPSampler,
-    }[name]
-
-
-def sampler_arguments(spec: Spec) -> dict[str, Any]:
-    """The spec's sampler arguments, with TPE's constant liar on for batches unless the spec says otherwise."""
-    args = dict(spec.tuning.sampler_args)
-    if spec.tuning.sampler == "tpe" and spec.tuning.batch > 1:
-        args.setdefault("constant_liar", True)
-    return args
-
-
-def make_sampler(spec: Spec):
-    import warnings
-
-    import optuna
-
-    with warnings.catch_warnings():
-        # QMC and GP samplers are flagged experimental; the spec chose one on purpose
-        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
-        return sampler_class(spec.tuning.sampler)(seed=spec.tuning.sampler_seed, **sampler_arguments(spec))
 
 
 @contextmanager
@@ -212,6 +183,8 @@ class StudyRun:
         self.remaining = 0  # new trials still to ask
         self.interrupted: list = []  # frozen trials an earlier run left unfinished, to run again first
         self.running: dict[int, int] = {}  # trial number → trial id, asked and not yet told
+        self.study_id: int | None = None
+        self._ids: dict[int, int] = {}  # trial number → trial id (the storage's, for its attrs), as looked up
         self.last_error: str | None = None
         self._last_draw = -1  # the number of the newest trial whose params this run drew or restored
 
@@ -227,6 +200,7 @@ class StudyRun:
                 load_if_exists=True, direction="maximize" if self.goal == "max" else "minimize",
                 sampler=make_sampler(self.spec),
             )
+        self.study_id = self.storage.get_study_id_from_name(self.study.study_name)
         self._take_over_interrupted()
         self._restore_sampler()
         self.remaining = max(0, self.spec.tuning.trials - len(self._counted()))
@@ -236,21 +210,22 @@ class StudyRun:
         """Take the study's interrupted trials (see :func:`_was_interrupted`) into ``self.interrupted``."""
         from optuna.trial import TrialState
 
-        # Optuna's fail_stale_trials would fail them; these are run again instead (it has no public list of them)
-        stale = set(self.storage._get_stale_trial_ids(self.study._study_id)) if _has_heartbeat(self.storage) else set()
+        # Optuna's fail_stale_trials would fail them; these are run again instead
+        stale = stale_trial_numbers(self.storage, self.study_id)
         owner = owner_id()
-        ours = set(self.running.values()) | {trial._trial_id for trial in self.interrupted}
+        ours = set(self.running) | {trial.number for trial in self.interrupted}
         with _ctrl_c_deferred():  # a trial taken over is in self.interrupted, where stop() finds it
             for trial in self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-                if trial._trial_id in ours or not _was_interrupted(trial, stale):
+                if trial.number in ours or not _was_interrupted(trial, stale):
                     continue  # ours already, or another run's live trial: left to it
+                trial_id = self._trial_id(trial.number)
                 if SAMPLER_ATTR in trial.system_attrs and set(self.method.search) <= set(trial.params):
-                    self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
-                    self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, False)
-                    self.beat(trial._trial_id)
+                    self.storage.set_trial_user_attr(trial_id, OWNER_ATTR, owner)
+                    self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, False)
+                    self.beat(trial_id)
                     self.interrupted.append(trial)
                 else:  # stopped while its params were drawn: nothing of it ran, and its draw is made again
-                    self.storage.set_trial_user_attr(trial._trial_id, INTERRUPTED_ATTR, True)
+                    self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
 
     def others_running(self) -> bool:
@@ -290,19 +265,19 @@ class StudyRun:
         with _ctrl_c_deferred():
             again, self.interrupted = self.interrupted[:size], self.interrupted[size:]
             batch = [(trial.number, trial.params) for trial in again]
-            self.running.update((trial.number, trial._trial_id) for trial in again)
+            self.running.update((trial.number, self._trial_id(trial.number)) for trial in again)
             for _ in range(0 if self.interrupted else min(size - len(again), self.remaining)):
                 self._follow_other_processes()
                 with _quiet():
                     trial = self.study.ask()
                 if self._over_budget(trial):
                     break
-                self.running[trial.number] = trial._trial_id
+                trial_id = self.running[trial.number] = self._trial_id(trial.number)
                 self.remaining -= 1
-                self.storage.set_trial_user_attr(trial._trial_id, OWNER_ATTR, owner)
-                self.beat(trial._trial_id)
+                self.storage.set_trial_user_attr(trial_id, OWNER_ATTR, owner)
+                self.beat(trial_id)
                 drawn = {name: suggest(trial, name, space) for name, space in self.method.search.items()}
-                self.storage.set_trial_system_attr(trial._trial_id, SAMPLER_ATTR, _pickled(self.study.sampler))
+                self.storage.set_trial_system_attr(trial_id, SAMPLER_ATTR, sampler_state(self.study.sampler))
                 self._last_draw = trial.number
                 batch.append((trial.number, drawn))
         cells = []
@@ -336,15 +311,21 @@ class StudyRun:
     def stop(self) -> None:
         """The run stops with trials unfinished: mark them interrupted, for the next run to redo."""
         with _ctrl_c_deferred():  # a second Ctrl-C (or a signal sent to the process and its group) waits
-            for trial_id in [*self.running.values(), *(trial._trial_id for trial in self.interrupted)]:
+            for trial_id in [*self.running.values(), *(self._trial_id(trial.number) for trial in self.interrupted)]:
                 self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
 
     def beat(self, trial_id: int | None = None) -> None:
         """Record a heartbeat for the running trials (storages with a heartbeat only)."""
-        if not _has_heartbeat(self.storage):
+        if not has_heartbeat(self.storage):
             return
         for running in [trial_id] if trial_id is not None else self.running.values():
             self.storage.record_heartbeat(running)
+
+    def _trial_id(self, number: int) -> int:
+        """The storage's id of trial ``number`` of this study, which its attrs are written under."""
+        if number not in self._ids:
+            self._ids[number] = self.storage.get_trial_id_from_study_id_trial_number(self.study_id, number)
+        return self._ids[number]
 
     def outcome(self) -> TuningOutcome:
         from optuna.trial import TrialState
@@ -396,7 +377,7 @@ class StudyRun:
         earlier = [t for t in self._counted() if t.number < trial.number]
         if len(earlier) < self.spec.tuning.trials:
             return False
-        self.storage.set_trial_user_attr(trial._trial_id, OVER_BUDGET_ATTR, True)
+        self.storage.set_trial_user_attr(self._trial_id(trial.number), OVER_BUDGET_ATTR, True)
         self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
         self.remaining = 0
         return True
@@ -413,7 +394,7 @@ class StudyRun:
         saved = [t for t in self.study.get_trials(deepcopy=False) if SAMPLER_ATTR in t.system_attrs]
         if saved:
             self._last_draw = max(t.number for t in saved)
-            sampler = _unpickled(max(saved, key=lambda t: t.number).system_attrs[SAMPLER_ATTR])
+            sampler = restored_sampler(max(saved, key=lambda t: t.number).system_attrs[SAMPLER_ATTR])
             if sampler is not None:
                 self.study.sampler = sampler
             else:
@@ -457,29 +438,11 @@ def seed_stability(complete: list, chosen: int, searched: list[str], goal: str) 
 
 
 def _was_interrupted(trial, stale: set[int]) -> bool:
-    """A RUNNING trial that no run is running: marked so by its run, its owner here gone, or its heartbeat stale."""
+    """A RUNNING trial that no run is running: marked so by its run, its owner here gone, or its heartbeat stale
+    (``stale``: the numbers of the trials whose heartbeat is)."""
     owner = trial.user_attrs.get(OWNER_ATTR)
-    return (trial.user_attrs.get(INTERRUPTED_ATTR) is True or trial._trial_id in stale
+    return (trial.user_attrs.get(INTERRUPTED_ATTR) is True or trial.number in stale
             or (owner is not None and _owner_is_gone(owner)))
-
-
-def _pickled(sampler) -> str:
-    import base64
-    import pickle
-
-    return base64.b64encode(pickle.dumps(sampler)).decode("ascii")
-
-
-def _unpickled(text: str):
-    """The saved sampler, or None when this Optuna cannot read it (then the resumed draws are not exact)."""
-    import base64
-    import pickle
-
-    try:
-        # the storage is this user's own, and Optuna's CMA-ES keeps pickles in it the same way
-        return pickle.loads(base64.b64decode(text))
-    except Exception:
-        return None
 
 
 @contextmanager
@@ -500,10 +463,3 @@ def _ctrl_c_deferred():
         signal.signal(signal.SIGINT, signal.default_int_handler)
     if caught:
         raise KeyboardInterrupt
-
-
-def _has_heartbeat(storage) -> bool:
-    # Optuna exports no public name for "a storage with a heartbeat"; RDBStorage is the one today
-    from optuna.storages._heartbeat import BaseHeartbeat
-
-    return isinstance(storage, BaseHeartbeat) and storage.get_heartbeat_interval() is not None

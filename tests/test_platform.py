@@ -135,10 +135,10 @@ def _tuning_spec(batch: int) -> str:
 @pytest.mark.parametrize("batch", [1, 3])
 def test_studies_run_at_once_and_batches_ask_several_trials(toy_env, write_spec, tmp_path, monkeypatch, batch):
     import harness
-    from harness import executors
+    from harness import backends
 
     recording = _recording_executor()
-    monkeypatch.setitem(executors.EXECUTORS, "recording", recording)
+    monkeypatch.setitem(backends.EXECUTORS, "recording", recording)
     harness.run(write_spec(_tuning_spec(batch)), tmp_path / "o", harness.RunOptions(executor="recording"),
                 progress=False)
     (inline,) = recording.made
@@ -176,24 +176,29 @@ def test_stale_trials_are_taken_over_by_heartbeat_or_dead_owner_never_a_live_one
     from optuna.trial import TrialState
 
     from harness import load_spec
-    from harness.tuning import INTERRUPTED_ATTR, OWNER_ATTR, SAMPLER_ATTR, StudyRun, _pickled, owner_id, study_name
+    from harness.optuna_private import sampler_state
+    from harness.tuning import INTERRUPTED_ATTR, OWNER_ATTR, SAMPLER_ATTR, StudyRun, owner_id, study_name
 
     spec = load_spec(write_spec(TOY_SPEC), "default")
     dataset, method = spec.datasets[0], spec.method("toy-tunable")
     storage = optuna.storages.RDBStorage(f"sqlite:///{tmp_path / 'shared.db'}", heartbeat_interval=1, grace_period=1)
     study = optuna.create_study(study_name=study_name(spec, dataset, method, {}), storage=storage)
     stale_elsewhere, dead_here, live_elsewhere, stale_asked, dead_asked = (study.ask() for _ in range(5))
+    study_id = storage.get_study_id_from_name(study.study_name)
+
+    def trial_id(trial) -> int:
+        return storage.get_trial_id_from_study_id_trial_number(study_id, trial.number)
     for trial in (stale_asked, dead_asked):  # asks that finished: params drawn, sampler saved
         trial.suggest_float("x", 0.0, 1.0)
-        storage.set_trial_system_attr(trial._trial_id, SAMPLER_ATTR, _pickled(study.sampler))
+        storage.set_trial_system_attr(trial_id(trial), SAMPLER_ATTR, sampler_state(study.sampler))
     for trial in (stale_elsewhere, stale_asked):
         trial.set_user_attr(OWNER_ATTR, "other-host:4242:1")
-        storage.record_heartbeat(trial._trial_id)
+        storage.record_heartbeat(trial_id(trial))
     for trial in (dead_here, dead_asked):
         trial.set_user_attr(OWNER_ATTR, f"{os.uname().nodename}:999999999:0")  # no such process
     live_elsewhere.set_user_attr(OWNER_ATTR, "other-host:4343:1")
     time.sleep(2.5)  # the first heartbeats are now older than the grace period
-    storage.record_heartbeat(live_elsewhere._trial_id)
+    storage.record_heartbeat(trial_id(live_elsewhere))
     run = StudyRun(spec, dataset, method, storage, "max", {}, lambda params, seed: params)
     to_run = run.start()
     trials = {t.number: t for t in run.study.get_trials(deepcopy=False)}

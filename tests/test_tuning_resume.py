@@ -86,11 +86,11 @@ def _interrupting(after_cells: int):
 @pytest.fixture
 def inline_executors(monkeypatch):
     """``inline`` never stops; ``stop-at-<k>`` stops the run (KeyboardInterrupt) after k of its cells."""
-    from harness import executors
+    from harness import backends
 
-    monkeypatch.setitem(executors.EXECUTORS, "inline", _interrupting(10**9))
+    monkeypatch.setitem(backends.EXECUTORS, "inline", _interrupting(10**9))
     for k in range(1, 40):
-        monkeypatch.setitem(executors.EXECUTORS, f"stop-at-{k}", _interrupting(k))
+        monkeypatch.setitem(backends.EXECUTORS, f"stop-at-{k}", _interrupting(k))
 
 
 def _run(spec, out, executor: str):
@@ -230,7 +230,9 @@ def test_a_sampler_state_this_optuna_cannot_read_is_said_not_silently_replaced(
     study = optuna.load_study(study_name=summary.study_name, storage=storage)
     (newest,) = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
     assert SAMPLER_ATTR in newest.system_attrs  # the newest saved state: the one a resumed run reads
-    storage.set_trial_system_attr(newest._trial_id, SAMPLER_ATTR, "bm90IGEgcGlja2xl")  # "not a pickle"
+    newest_id = storage.get_trial_id_from_study_id_trial_number(storage.get_study_id_from_name(study.study_name),
+                                                                newest.number)
+    storage.set_trial_system_attr(newest_id, SAMPLER_ATTR, "bm90IGEgcGlja2xl")  # "not a pickle"
     capsys.readouterr()
     _run(spec, out, "inline")
     assert "cannot read the sampler state the interrupted run saved" in capsys.readouterr().err

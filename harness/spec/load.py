@@ -609,7 +609,7 @@ def _tuning_problems(spec: dict, report) -> None:
     sampler = tuning.get("sampler", {})
     if sampler.get("args"):
         from harness.registry import keyword_parameters
-        from harness.tuning import sampler_class
+        from harness.samplers import sampler_class
 
         allowed = set(keyword_parameters(sampler_class(sampler["name"]).__init__, skip_first=False))
         for arg in sampler["args"]:

@@ -2,6 +2,7 @@
 that changes one fails here, by name, not in the middle of a resumed tuning run."""
 from __future__ import annotations
 
+import ast
 import json
 import time
 import warnings
@@ -117,3 +118,43 @@ def test_stale_trials_are_those_whose_heartbeat_is_older_than_the_grace_period(t
     assert stale_trial_numbers(storage, study_id) == {stale.number}  # one that never beat is not stale
     assert never.number not in stale_trial_numbers(storage, study_id)
     assert stale_trial_numbers(optuna.storages.InMemoryStorage(), 0) == set()
+
+
+def _optuna_privates(source: str) -> list[str]:
+    """What a module takes of Optuna's private API: an import of a private Optuna module or name, and any
+    ``x._name`` where ``x`` is not ``self``/``cls`` (a module that imports Optuna reaches its objects' privates
+    that way: ``trial._trial_id``, ``storage._get_stale_trial_ids``)."""
+    from test_layering import _private
+
+    tree = ast.parse(source)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [f"line {node.lineno}: import {a.name}" for a in node.names
+                      if a.name.split(".")[0] == "optuna" and _private(a.name)]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "optuna":
+            found += [f"line {node.lineno}: from {node.module} import {a.name}" for a in node.names
+                      if _private(f"{node.module}.{a.name}")]
+        elif (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")
+              and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))):
+            found.append(f"line {node.lineno}: .{node.attr}")
+    return found
+
+
+def test_the_reader_sees_private_optuna_uses():
+    assert _optuna_privates("import optuna\nfrom optuna.storages._heartbeat import BaseHeartbeat\n"
+                            "def f(trial, self):\n    return trial._trial_id, self._ids, self.storage._get_stale_trial_ids\n"
+                            ) == ["line 2: from optuna.storages._heartbeat import BaseHeartbeat", "line 4: ._trial_id",
+                                  "line 4: ._get_stale_trial_ids"]
+
+
+def test_only_optuna_private_reaches_into_optuna():
+    """Every module that imports Optuna, but harness/optuna_private.py, uses its public API only."""
+    wrong = []
+    for path in sorted((ROOT / "harness").rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        if path.name == "optuna_private.py" or "optuna" not in source:
+            continue
+        wrong += [f"{path.relative_to(ROOT)} {use}" for use in _optuna_privates(source)]
+    assert not wrong, ("private Optuna API outside harness/optuna_private.py (move it there, with a test here): "
+                       + "; ".join(wrong))

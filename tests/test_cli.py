@@ -183,19 +183,24 @@ def test_bad_option_values_are_refused_before_anything_runs(args, says, capsys, 
     assert not (tmp_path / "o").exists()
 
 
-def test_failed_cells_run_again_and_the_exit_code_tells_the_plan(toy_env, write_spec, tmp_path):
+def test_failed_cells_run_again_and_the_exit_code_tells_the_plan(toy_env, write_spec, tmp_path, monkeypatch):
     """A cell that timed out is retried next time (its row stays as history); --no-retry keeps it, and the
-    exit code stays 1 while any planned cell's newest record is failed or timed out."""
-    text = TOY_SPEC.replace("metrics: {primary", "  - {name: toy-sleep, kind: baseline, params: {seconds: 1.5}}\n"
+    exit code stays 1 while any planned cell's newest record is failed or timed out.
+
+    Whatever the machine's load: toy-sleep sleeps 60 s against a 2 s timeout, toy-constant returns at once, and
+    the retried toy-sleep returns at once too (HARNESS_TOY_SLEEP_S; its key is unchanged)."""
+    text = TOY_SPEC.replace("metrics: {primary", "  - {name: toy-sleep, kind: baseline, params: {seconds: 60}}\n"
                                                  "metrics: {primary")
     spec = write_spec(text)
     out = tmp_path / "out"
     args = ("run", spec, "--profile", "quick", "--out", out, "--no-progress", "--methods", "toy-sleep,toy-constant",
             "--datasets", "easy")
-    slow = harness_cli(*args, "--timeout", "0.5")
-    assert slow.returncode == 1 and "1 timed-out" in slow.stdout and "a rerun retries them" in slow.stdout
+    slow = harness_cli(*args, "--timeout", "2")
+    assert slow.returncode == 1 and "1 timed-out" in slow.stdout and "a rerun retries them" in slow.stdout, slow.stdout
+    assert "1 ok" in slow.stdout  # toy-constant, well within the 2 s
     kept = harness_cli(*args, "--no-retry")
     assert kept.returncode == 1 and "nothing new to run (2 already done)" in kept.stdout  # the plan is not ok
+    monkeypatch.setenv("HARNESS_TOY_SLEEP_S", "0")
     retried = harness_cli(*args, "--timeout", "20")
     assert retried.returncode == 0 and "1 ok (1 already done)" in retried.stdout
     rows = [r for r in read_runs(out / "toy") if r["method"] == "toy-sleep"]

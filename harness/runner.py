@@ -64,49 +64,6 @@ def _archive(folder: Path) -> Path:
     return target
 
 
-def write_resolved_spec(spec: Spec, folder: Path) -> None:
-    import yaml
-
-    from harness.store import load_yaml, remember_yaml, write_atomic
-
-    header = (f"# The resolved spec this folder's runs came from: {spec.path}, profile {spec.profile!r},\n"
-              f"# with the command line's overrides applied. spec_hash: {spec.spec_hash}\n")
-    body = {"profile": spec.profile, "source": str(spec.path), "spec_hash": spec.spec_hash,
-            "selection": {"datasets": [d.id for d in spec.datasets], "methods": [m.id for m in spec.methods],
-                          "seeds": spec.seeds},
-            "spec": spec.resolved}
-    path = folder / "spec.yaml"
-    if path.exists():  # the same spec again: libyaml reads it back far faster than PyYAML's emitter writes it
-        try:
-            text = path.read_text(encoding="utf-8")
-            if load_yaml(text) == body:
-                remember_yaml(text, body)  # the leaderboard reads it next
-                return
-        except (yaml.YAMLError, UnicodeDecodeError):
-            pass  # damaged: written again
-    text = header + dump_yaml(body)
-    write_atomic(path, text)
-    remember_yaml(text, body)
-
-
-def dump_yaml(body: Any) -> str:
-    """``body`` as PyYAML's safe emitter writes it, through libyaml's where that gives the same text.
-
-    libyaml writes every character outside the Basic Multilingual Plane (𝒳, an emoji) as an escape,
-    where the pure-Python emitter writes it as it is: a spec with one is written by the latter. For a
-    10,000-dataset spec the C emitter takes 0.1 s where the Python one took 1.3 s.
-    """
-    import json
-    import re
-
-    import yaml
-
-    dumper = getattr(yaml, "CSafeDumper", None)
-    if dumper is None or re.search("[\U00010000-\U0010FFFF]", json.dumps(body, ensure_ascii=False)):
-        dumper = yaml.SafeDumper
-    return yaml.dump(body, Dumper=dumper, sort_keys=False, allow_unicode=True)
-
-
 def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions(), progress: bool = True, *,
         profile: str = "default") -> list[SpecRun]:
     """Run every spec and write its results folder: ``out/<spec name>/`` (default ``results/<profile>/``).
@@ -150,46 +107,6 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
 
 
 _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond what read_cells always decodes
-PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see _pages_stamp)
-# the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
-_PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
-_PAGE_CODE = ("harness.claims", "harness.report", "harness.stats", "harness.metrics", "harness.metric_tables",
-              "harness.store", "harness.columns", "harness.devices", "harness.spec.model")
-
-
-def _pages_stamp(folder: Path) -> str:
-    """A digest of what the pages are made of: the folder's small files, runs.jsonl's identity (an append or a
-    rewrite changes its size, time or inode) and the source of the code that renders them."""
-    import hashlib
-    import importlib.util
-
-    digest = hashlib.sha256()
-    for name in _PAGE_INPUTS:
-        path = folder / name
-        digest.update(name.encode() + (path.read_bytes() if path.exists() else b"\0missing"))
-    runs = folder / "runs.jsonl"
-    if runs.exists():
-        info = runs.stat()
-        digest.update(f"runs {info.st_size} {info.st_mtime_ns} {info.st_ino}".encode())
-    for module in _PAGE_CODE:
-        origin = Path(importlib.util.find_spec(module).origin)
-        # a package counts with every module in it (a claim kind is a module of harness.claims)
-        for path in sorted(origin.parent.glob("*.py")) if origin.name == "__init__.py" else [origin]:
-            digest.update(path.name.encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
-def _read_stamp(folder: Path) -> str | None:
-    path = folder / PAGES_STAMP
-    return path.read_text().strip() if path.exists() else None
-
-
-def _verdicts_on_file(folder: Path) -> list:
-    """The claims' verdicts as claims.json has them (what a run prints of each: its id, verdict and kind)."""
-    import json
-    from types import SimpleNamespace
-
-    return [SimpleNamespace(**entry) for entry in json.loads((folder / "claims.json").read_text())["claims"]]
 
 
 def _check_slurm() -> None:
@@ -224,8 +141,9 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.hardware import auto_jobs, git_commit, visible_gpus
     from harness.metric_tables import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
-    from harness.registry import default_registry, metrics
-    from harness.store import RunStore, read_cells, write_atomic, write_skipped_datasets
+    from harness.registry import default_registry
+    from harness.report.stamp import pages_stamp, read_stamp, verdicts_on_file, write_stamp
+    from harness.store import RunStore, read_cells, write_resolved_spec, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -268,16 +186,16 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         done = {key: status for key, status in newest.items() if status in keep}
         params, tuning_errors = _tune(plan, frozen, options.storage, folder, executor, bar)
         _run_test_cells(plan, params, tuning_errors, done, earlier, store, recorder, executor, bar, summary)
-    stamp = _pages_stamp(folder)
-    if not summary.statuses and _read_stamp(folder) == stamp and (folder / "claims.json").exists():
+    stamp = pages_stamp(folder)
+    if not summary.statuses and read_stamp(folder) == stamp and (folder / "claims.json").exists():
         # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
         # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
-        summary.verdicts = _verdicts_on_file(folder)
+        summary.verdicts = verdicts_on_file(folder)
     else:
         from harness.report.folder import write_leaderboard
 
         summary.verdicts = write_leaderboard(folder)
-        write_atomic(folder / PAGES_STAMP, stamp + "\n")
+        write_stamp(folder, stamp)
     summary.wall_s = time.perf_counter() - started
     return summary
 

@@ -434,11 +434,11 @@ def _assigned_tuple(name: str) -> tuple[str, tuple[str, ...]] | None:
 
 
 def test_the_pages_stamp_covers_every_module_that_builds_the_pages():
-    """A folder's pages are rebuilt when the code that renders them changes (``_PAGE_CODE``, a package standing for
+    """A folder's pages are rebuilt when the code that renders them changes (``PAGE_CODE``, a package standing for
     its modules): every module ``harness.report.folder`` imports, directly or not, is in it. (device_class moved
     from harness.hardware to harness.devices: a stamp still naming hardware would miss a change to it.)"""
-    found = _assigned_tuple("_PAGE_CODE")
-    assert found is not None, "no engine module assigns _PAGE_CODE (the code a folder's pages are stamped with)"
+    found = _assigned_tuple("PAGE_CODE")
+    assert found is not None, "no engine module assigns PAGE_CODE (the code a folder's pages are stamped with)"
     owner, stamped = found
     graph = import_graph()
     reached, todo = set(), ["harness.report.folder"]
@@ -449,4 +449,4 @@ def test_the_pages_stamp_covers_every_module_that_builds_the_pages():
             todo.extend(graph[module])
     covered = {m for m in reached if any(m == s or m.startswith(s + ".") for s in stamped)}
     missing = sorted(reached - covered - set(NOT_IN_PAGES_STAMP))
-    assert not missing, f"{owner}._PAGE_CODE misses {', '.join(missing)}, which the pages are built with"
+    assert not missing, f"{owner}.PAGE_CODE misses {', '.join(missing)}, which the pages are built with"

@@ -402,7 +402,7 @@ def test_the_resolved_spec_is_written_as_the_python_emitter_writes_it():
     folder's spec, and one with a character beyond the Basic Multilingual Plane, which libyaml would escape."""
     import yaml
 
-    from harness.runner import dump_yaml
+    from harness.store import dump_yaml
 
     bodies = [yaml.safe_load(path.read_text()) for path in sorted((ROOT / "results").glob("*/*/spec.yaml"))]
     assert len(bodies) >= 20
@@ -418,7 +418,7 @@ def test_a_resolved_spec_reads_back_as_the_value_it_was_written_from():
     values a spec can hold that YAML 1.1 reads in more than one way."""
     import yaml
 
-    from harness.runner import dump_yaml
+    from harness.store import dump_yaml
 
     def typed(value):
         if isinstance(value, dict):

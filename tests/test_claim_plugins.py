@@ -85,12 +85,12 @@ KIND = SignKind()
 @pytest.fixture
 def fresh_kinds():
     """Forget the kinds found and the schema built from them, before and after the test."""
-    from harness.spec.load import _validator, schema
+    from harness.spec.schema import schema, validator
 
     def forget():
         kinds.cache_clear()
         schema.cache_clear()
-        _validator.cache_clear()
+        validator.cache_clear()
 
     forget()
     yield

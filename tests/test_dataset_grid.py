@@ -6,7 +6,8 @@ import pytest
 import yaml
 
 import harness
-from harness.spec.load import SpecError, expand_grids, load_spec, validate_spec
+from harness.spec.load import SpecError, load_spec, validate_spec
+from harness.spec.model import expand_grids
 
 HEAD = """\
 spec: 1

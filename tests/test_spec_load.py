@@ -218,10 +218,10 @@ def test_claim_from_the_paper_must_quote_it(toy_env, write_spec):
 def test_a_spec_without_anchors_is_measured_as_the_tree_it_is(toy_env, write_spec, monkeypatch):
     """Without an ``&`` there is no anchor, so no alias: the size and depth bounds are checked by a plain walk, not
     the memoised alias-aware one (a fifth of its cost on a 10,000-dataset spec); with one, by the latter."""
-    from harness.spec import load
+    from harness.spec import yamlread
 
     walked = []
-    monkeypatch.setattr(load, "_check_expanded_size", lambda root, file: walked.append(file))
+    monkeypatch.setattr(yamlread, "_check_expanded_size", lambda root, file: walked.append(file))
     validate_spec(write_spec(TOY_SPEC))
     assert walked == []
     validate_spec(write_spec("# R&D\n" + TOY_SPEC))

@@ -4,9 +4,8 @@ fails until the file says what the kinds say)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-SCHEMA_PATH = Path(__file__).with_name("schema.json")
+from harness.spec.schema import SCHEMA_PATH
 WIDTH = 120
 
 

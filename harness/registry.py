@@ -96,9 +96,15 @@ def listing(names, limit: int = 20) -> str:
 
 
 class Registry:
-    def __init__(self, catalogues: list[tuple[str, dict]], dists: dict[str, str] | None = None):
+    def __init__(self, catalogues: list[tuple[str, dict]], dists: dict[str, str] | None = None,
+                 failed: list[str] | None = None, outside: dict[str, str] | None = None):
         """``catalogues``: (origin, catalogue) pairs; ``dists``: origin → the distribution that installs it (for the
-        ``pip install`` command of a missing extra; a family scanned in this checkout needs none)."""
+        ``pip install`` command of a missing extra; a family scanned in this checkout needs none).
+
+        ``failed``: one line per outside catalogue that did not load (``HARNESS_PLUGINS entry 'x' failed to load:
+        ...``); ``outside``: origin → such a line's label, for the catalogues of plugins (entry points,
+        ``HARNESS_PLUGINS``) whose faults are recorded in :attr:`failed` instead of raised, the plugin left out. An
+        unknown name's error names every failed plugin, which might have provided it."""
         self._entries: dict[str, dict[str, Entry]] = {kind: {} for kind in KINDS}
         self.metrics: dict[str, Metric] = {}
         self.metric_origins: dict[str, str] = {}
@@ -106,21 +112,46 @@ class Registry:
         self.requirements: dict[str, Requirement] = {}  # origin → its family's extra
         self._dists = dict(dists or {})
         self._parameters: dict[tuple[str, str], dict[str, Any]] = {}
+        self.failed: list[str] = list(failed or [])
+        outside = outside or {}
         for origin, catalogue in catalogues:
-            if not isinstance(catalogue, dict):
-                raise RegistryError(f"catalogue from {origin}: expected a dict with sections {', '.join(SECTIONS)}, "
-                                    f"found {type(catalogue).__name__}")
-            unknown = set(catalogue) - set(SECTIONS)
-            if unknown:
-                raise RegistryError(f"catalogue from {origin}: unknown section {sorted(unknown)[0]!r}; "
-                                    f"expected one of {', '.join(SECTIONS)}")
-            if "requires" in catalogue:
-                self.requirements[origin] = _requirement(origin, catalogue["requires"])
-            for name, row in catalogue.get("metrics", {}).items():
-                self._add_metric(origin, name, row)
-            for kind in KINDS:
-                for name, row in catalogue.get(kind, {}).items():
-                    self._add_entry(origin, kind, name, row)
+            if origin not in outside:
+                self._add_catalogue(origin, catalogue)
+                continue
+            saved = self._state()
+            try:
+                self._add_catalogue(origin, catalogue)
+            except Exception as exc:  # a faulty plugin is left out whole, not half registered
+                self._restore(saved)
+                reason = str(exc) if isinstance(exc, RegistryError) else f"its catalogue is malformed: {_one_line(exc)}"
+                self.failed.append(f"{outside[origin]} failed to load: {reason}")
+
+    def _state(self) -> tuple:
+        return ({kind: dict(entries) for kind, entries in self._entries.items()}, dict(self.metrics),
+                dict(self.metric_origins), dict(self._declared), dict(self.requirements))
+
+    def _restore(self, state: tuple) -> None:
+        self._entries, self.metrics, self.metric_origins, self._declared, self.requirements = state
+
+    def _add_catalogue(self, origin: str, catalogue: Any) -> None:
+        if not isinstance(catalogue, dict):
+            raise RegistryError(f"catalogue from {origin}: expected a dict with sections {', '.join(SECTIONS)}, "
+                                f"found {type(catalogue).__name__}")
+        unknown = set(catalogue) - set(SECTIONS)
+        if unknown:
+            raise RegistryError(f"catalogue from {origin}: unknown section {sorted(unknown)[0]!r}; "
+                                f"expected one of {', '.join(SECTIONS)}")
+        if "requires" in catalogue:
+            self.requirements[origin] = _requirement(origin, catalogue["requires"])
+        for name, row in catalogue.get("metrics", {}).items():
+            self._add_metric(origin, name, row)
+        for kind in KINDS:
+            for name, row in catalogue.get(kind, {}).items():
+                self._add_entry(origin, kind, name, row)
+
+    def failed_note(self) -> str:
+        """``; <each failed plugin's line>`` for an unknown name's error, or nothing when every plugin loaded."""
+        return "".join(f"; {line}" for line in self.failed)
 
     def _add_metric(self, origin: str, name: str, row: dict) -> None:
         if not isinstance(row, dict) or row.get("goal") not in GOALS:
@@ -199,7 +230,7 @@ class Registry:
         except KeyError:
             raise RegistryError(
                 f"unknown {kind[:-1]} {name!r}{suggest(name, self._entries[kind])}; "
-                f"`harness list {kind}` shows them all"
+                f"`harness list {kind}` shows them all{self.failed_note()}"
             ) from None
 
     def load(self, kind: str, name: str) -> Any:
@@ -281,27 +312,94 @@ def scanned_catalogues() -> list[tuple[str, dict]]:
     return catalogues
 
 
+def _one_line(exc: BaseException) -> str:
+    """``Type: message`` on one line (a message's first line; a traceback is never shown for a plugin's fault)."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def load_catalogue(module_name: str, attr: str) -> tuple[Any, str | None]:
+    """(the catalogue ``module_name:attr``, None), or (None, what failed, in one line): no module, an exception
+    while importing it, no attribute, not a dict. Never raises (a ``BaseException`` that is no ``Exception``,
+    KeyboardInterrupt, still does)."""
+    if not module_name or not attr:
+        return None, f"expected 'module:attribute', found {module_name + (':' if attr else '') + attr!r}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        missing = exc.name or ""
+        if missing and (module_name == missing or module_name.startswith(missing + ".")):
+            return None, f"No module named {missing!r}"
+        return None, f"importing {module_name} raised {_one_line(exc)}"
+    except Exception as exc:
+        return None, f"importing {module_name} raised {_one_line(exc)}"
+    except SystemExit as exc:  # a plugin that exits while importing names itself too
+        return None, f"importing {module_name} raised SystemExit({exc.code!r})"
+    obj: Any = module
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            return None, f"module {module_name!r} has no attribute {attr!r}"
+        except Exception as exc:  # a module's __getattr__ that raises
+            return None, f"reading {attr} of {module_name} raised {_one_line(exc)}"
+    if not isinstance(obj, dict):
+        return None, (f"{module_name}:{attr} is a {type(obj).__name__}, not a catalogue (a dict with sections "
+                      f"{', '.join(SECTIONS)})")
+    return obj, None
+
+
+def _report_failed(lines: list[str]) -> None:
+    """Each plugin that failed to load, one line on stderr, once per command: a worker process (its parent
+    reported them) stays silent."""
+    import multiprocessing
+    import sys
+
+    if multiprocessing.parent_process() is not None:
+        return
+    for line in lines:
+        print(f"harness: {line}; its names are not available", file=sys.stderr)
+
+
 @lru_cache(maxsize=1)
 def default_registry() -> Registry:
+    """The families scanned in this checkout, then the ``harness.catalogue`` entry points, then
+    ``HARNESS_PLUGINS``. An outside plugin that fails to load (no module, an exception while importing, no such
+    attribute, not a dict, a malformed catalogue) is reported once on stderr and left out; the others register,
+    and a spec that names what is missing is refused naming the failed plugin (:meth:`Registry.entry`)."""
     from importlib.metadata import entry_points
 
     catalogues = scanned_catalogues()
     dists: dict[str, str] = {}
+    outside: dict[str, str] = {}  # origin → its label in a failure's line
+    failed: list[str] = []
     for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.dist.name if ep.dist else "", ep.name)):
         if ep.module.startswith(FAMILIES_PACKAGE + "."):
             continue  # an in-repo family (an old install's metadata still lists it): the scan has it already
         dist = ep.dist.name if ep.dist is not None else "?"
-        try:
-            catalogue = ep.load()
-        except Exception as exc:  # a broken plugin names itself instead of breaking every command
-            raise RegistryError(f"the catalogue {ep.value!r} of {dist} (entry point {ep.name!r} in group "
-                                f"{ENTRY_POINT_GROUP!r}) does not load: {type(exc).__name__}: {exc}") from None
-        catalogues.append((f"{dist}:{ep.name}", catalogue))
+        label = (f"entry point {ep.name!r} ({ep.value})" + (f" of {dist}" if ep.dist is not None else "")
+                 + f" in group {ENTRY_POINT_GROUP!r}")
+        catalogue, why = load_catalogue(ep.module, ep.attr or "")
+        if why is not None:
+            failed.append(f"{label} failed to load: {why}")
+            continue
+        origin = f"{dist}:{ep.name}"
+        catalogues.append((origin, catalogue))
+        outside[origin] = label
         if ep.dist is not None:
-            dists[f"{dist}:{ep.name}"] = dist
+            dists[origin] = dist
     for target in filter(None, (t.strip() for t in os.environ.get(PLUGINS_VARIABLE, "").split(","))):
-        catalogues.append((target, import_target(target)))
-    return Registry(catalogues, dists)
+        label = f"{PLUGINS_VARIABLE} entry {target!r}"
+        module_name, _, attr = target.partition(":")
+        catalogue, why = load_catalogue(module_name.strip(), attr.strip())
+        if why is not None:
+            failed.append(f"{label} failed to load: {why}")
+            continue
+        catalogues.append((target, catalogue))
+        outside[target] = label
+    registry = Registry(catalogues, dists, failed=failed, outside=outside)
+    _report_failed(registry.failed)
+    return registry
 
 
 def _requirement(origin: str, row: Any) -> Requirement:

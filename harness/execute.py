@@ -15,7 +15,7 @@ import time
 import traceback
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from harness.tasks.base import WorkerCache
 
@@ -88,8 +88,21 @@ def _seed_everything(seed: int) -> None:
     np.random.seed(seed % 2**32)
 
 
-def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
-    """Evaluate one cell in this process and return its result dict (never raises)."""
+def startup_key(cell: dict[str, Any]) -> tuple:
+    """What a cell imports before it begins (its task, loader and method): a worker that has not yet begun a cell
+    of this key tells its parent when it begins (:data:`CELL_STARTED`), the parent computes the same key to
+    expect it (:class:`harness.executors.LocalExecutor`)."""
+    return cell["task"], cell["dataset_name"], cell["method_name"], cell["device"]
+
+
+def execute_cell(cell: dict[str, Any], on_start: Callable[[], None] | None = None) -> dict[str, Any]:
+    """Evaluate one cell in this process and return its result dict (never raises).
+
+    First the start-up, outside the cell's timeout and its ``wall_s``: the registry, the task, the dataset
+    loader's and the method's modules imported, the device resolved, the framework seeded and given its
+    threads. Then ``on_start()`` (a worker tells its parent that the timed part begins) and the timed part:
+    the data built (or taken from the worker's cache), the method constructed, the task's ``evaluate``.
+    ``wall_s`` is the timed part's seconds, as its timeout counts them."""
     from harness.frameworks import framework_of
     from harness.hardware import DeviceUnavailable
     from harness.registry import RegistryError, default_registry
@@ -104,11 +117,16 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     try:
         registry = default_registry()
         task = registry.load("tasks", cell["task"])
+        loader = registry.load("datasets", cell["dataset_name"])
+        method_class = registry.load("methods", cell["method_name"])
         framework = framework_of(task)
         device, result["device"] = framework.resolve_device(cell["device"])
         framework.reset_peak_memory(device)
         _seed_everything(cell["seed"])
         framework.prepare(cell["seed"], cell["threads"])
+        if on_start is not None:
+            on_start()
+        started = time.perf_counter()  # the timed part: what the cell's timeout and wall_s count
         context = Context(
             seed=cell["seed"], split=cell["split"], dataset=cell["dataset_id"], device=device,
             threads=cell["threads"], data_dir=Path(cell["data_dir"]) if cell.get("data_dir") else None,
@@ -116,9 +134,8 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
         )
         data_key = (cell["dataset_name"], repr(sorted(cell["dataset_params"].items())), cell["seed"], cell["split"],
                     cell["dataset_id"], cell.get("data_dir"))
-        data = _data_cache.get_or_build(
-            data_key, lambda: registry.load("datasets", cell["dataset_name"])(context, **cell["dataset_params"]))
-        method = registry.load("methods", cell["method_name"])(**cell["params"])
+        data = _data_cache.get_or_build(data_key, lambda: loader(context, **cell["dataset_params"]))
+        method = method_class(**cell["params"])
         metrics = task.evaluate(method, data, context)
         if isinstance(metrics, Evaluation):
             curves = {name: curve_record(name, curve) for name, curve in metrics.curves.items()}
@@ -153,7 +170,7 @@ def execute_cell(cell: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-CELL_STARTED = "started"  # a worker's message that it began the cell it was sent
+CELL_STARTED = "started"  # a worker's message that its start-up for the cell is done and the timed part begins
 
 
 def _die_with_parent() -> None:
@@ -177,7 +194,8 @@ def _worker_main(conn: Connection, parent_pid: int | None = None) -> None:
     _die_with_parent()
     if parent_pid is not None and os.getppid() != parent_pid:
         return  # the parent died before the death signal was armed
-    first = True
+    begun: set[tuple] = set()  # the start-up keys of the cells begun here: their modules are imported
+    tell = functools.partial(conn.send, CELL_STARTED)
     while True:
         try:
             cell = conn.recv()
@@ -185,9 +203,12 @@ def _worker_main(conn: Connection, parent_pid: int | None = None) -> None:
             return
         if cell is None:
             return
-        if first:  # the first cell's timeout counts from here, not from this process's start-up; each later one
-            conn.send(CELL_STARTED)  # begins as the result before it is sent, which tells the parent as much
-            first = False
-        conn.send(execute_cell(cell))
+        # A cell of a key this worker has not begun yet (its first; a new method) may import for a while: it says
+        # when its timed part begins. Any other begins the moment it is read, as the result before it is sent, and
+        # the parent counts its timeout from that result, with no message per cell.
+        key = startup_key(cell)
+        fresh = key not in begun
+        begun.add(key)
+        conn.send(execute_cell(cell, tell if fresh else None))
 
 

@@ -25,13 +25,14 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any, Iterable, Iterator
 
-from harness.execute import CELL_STARTED, _worker_main
+from harness.execute import CELL_STARTED, _worker_main, startup_key
 from harness.hardware import thread_environment
 
 _KILL_GRACE_S = 2.0
-# A new worker imports its packages before it can begin its first cell; until it says it began,
-# the cell's deadline allows this much on top of its timeout (a worker stuck starting is still killed).
-_STARTUP_ALLOWANCE_S = 120.0
+# A cell's timeout counts from when its worker begins the timed part (after the worker process started and the
+# cell's task, loader and method modules are imported). Until a worker says it began (CELL_STARTED), its start-up
+# is held to this limit instead (or to the cell's timeout, if longer): a worker stuck importing is still killed.
+STARTUP_LIMIT_S = 300.0
 
 
 class Executor(abc.ABC):
@@ -90,10 +91,12 @@ class _Worker:
     # (tag, cell, sent at) in flight, in the order sent: the first runs, the next waits in the pipe, so the
     # worker begins it while the parent records the first
     queue: deque = field(default_factory=deque)
-    deadline: float = math.inf  # of the first cell in the queue
-    started: float = 0.0  # when the worker began the first cell (or it was sent, until the worker says)
-    ready: bool = False  # it said it began its first cell: it has imported and started, and begins each next cell
-    # the moment it has one, so the parent no longer waits for a message per cell to start the timeout
+    deadline: float = math.inf  # of the first cell in the queue: its start-up's, then its timeout's
+    started: float = 0.0  # when the worker began the first cell's timed part (or the cell became first, until then)
+    # the start-up keys (execute.startup_key) of the cells it began: a cell of a new key imports first, and the
+    # worker says when its timed part begins; any other begins the moment the cell before it is back
+    begun: set = field(default_factory=set)
+    starting: bool = False  # the first cell's worker has not yet said it began the timed part
     group: Any = None  # the group of the last cell it took
 
 
@@ -105,7 +108,9 @@ class LocalExecutor(Executor):
     before. A worker whose cell passes its ``timeout_s``, counted from when the worker begins
     the cell (a new worker's start-up is not part of it), is killed and replaced (the cell is
     ``timed-out``); one that dies is replaced too (the cell is ``failed``); the cell it held
-    ahead goes back to the queue, unrun. With ``gpus`` (ids), worker *i* sees only GPU
+    ahead goes back to the queue, unrun. A worker's start-up (the process, and the imports of a cell whose task,
+    loader and method it has not begun before) is not part of the timeout but held to :data:`STARTUP_LIMIT_S`
+    (a worker stuck there is killed the same way, its cell ``timed-out``). With ``gpus`` (ids), worker *i* sees only GPU
     ``gpus[i % len(gpus)]`` through ``CUDA_VISIBLE_DEVICES``: with as many workers as
     GPUs, never two workers on one GPU.
 
@@ -258,11 +263,16 @@ class LocalExecutor(Executor):
     def _begin_head(self, worker: _Worker, sent: float) -> None:
         """The first cell of the queue, begun now (sent to an idle worker, or the one before it is back).
 
-        Until a new worker says it began its first cell, the deadline allows for its start-up.
+        A cell of a start-up key the worker has not begun yet imports first (in a new worker, after the process
+        starts): until the worker says its timed part began, the deadline is the start-up limit's.
         """
         worker.started = sent
-        allowance = 0.0 if worker.ready else _STARTUP_ALLOWANCE_S
-        worker.deadline = sent + float(worker.queue[0][1]["timeout_s"]) + allowance
+        cell = worker.queue[0][1]
+        key = startup_key(cell)
+        worker.starting = key not in worker.begun  # the worker keeps the same set, in the same order
+        worker.begun.add(key)
+        timeout = float(cell["timeout_s"])
+        worker.deadline = sent + (max(STARTUP_LIMIT_S, timeout) if worker.starting else timeout)
 
     def _collect(self, ready: set[int]) -> list[tuple[Any, dict[str, Any]]]:
         """One message from each worker whose pipe is readable (``ready``: their slots); the lost ones."""
@@ -271,8 +281,8 @@ class LocalExecutor(Executor):
             if worker.slot in ready:
                 try:
                     message = worker.conn.recv()
-                    if message == CELL_STARTED:  # a new worker began its first cell: the timeout runs from now
-                        worker.ready = True
+                    if message == CELL_STARTED:  # the cell's start-up is done: its timeout runs from now
+                        worker.starting = False
                         worker.started = time.monotonic()
                         worker.deadline = worker.started + float(worker.queue[0][1]["timeout_s"])
                     else:
@@ -289,7 +299,12 @@ class LocalExecutor(Executor):
                     continue
             elif worker.queue and time.monotonic() >= worker.deadline:
                 timeout = worker.queue[0][1]["timeout_s"]
-                finished.append(self._lose(worker, f"killed after the {timeout:g} s timeout", status="timed-out"))
+                if worker.starting:
+                    message = (f"killed after {max(STARTUP_LIMIT_S, timeout):g} s of start-up (the worker process, "
+                               f"the imports of the task, loader and method) without beginning the cell")
+                else:
+                    message = f"killed after the {timeout:g} s timeout"
+                finished.append(self._lose(worker, message, status="timed-out"))
                 continue
             if not worker.queue:
                 worker.deadline = math.inf
@@ -327,5 +342,7 @@ class LocalExecutor(Executor):
 
 
 def _lost(worker: _Worker, message: str, status: str = "failed") -> dict:
-    return {"status": status, "metrics": {}, "error": message, "device": None,
-            "wall_s": time.monotonic() - worker.started, "peak_mib": None}
+    """The result of a cell whose worker was killed or died; ``wall_s`` counts its timed part, as its timeout does
+    (none when it was lost in its start-up)."""
+    wall_s = 0.0 if worker.starting else time.monotonic() - worker.started
+    return {"status": status, "metrics": {}, "error": message, "device": None, "wall_s": wall_s, "peak_mib": None}

@@ -60,20 +60,45 @@ def test_pool_kills_timeouts_survives_crashes_and_keeps_going(toy_env):
     assert results["ok"]["status"] == "ok"
 
 
-def test_the_timeout_counts_from_when_the_worker_begins_the_cell(toy_env, monkeypatch, tmp_path):
-    """A new worker's start-up (here 6 s of a slow sitecustomize) is not part of its first cell's timeout (3 s,
-    which toy-constant keeps well within on a busy machine, and toy-sleep's 120 s do not)."""
-    import os
-
-    (tmp_path / "sitecustomize.py").write_text("import time\ntime.sleep(6)\n")
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+def test_the_timeout_counts_from_when_the_method_is_called_not_from_the_worker_s_start_up(toy_env):
+    """A cell's timeout (2 s) starts when its worker begins the timed part: after the worker process started and
+    the cell's task, loader and method modules are imported (toy-slow-import's module sleeps 3 s when imported),
+    for a worker's first cell and for a later cell of a method it has not run before. Nothing here depends on the
+    machine's speed: a toy cell takes milliseconds, and a 60 s sleep is killed however busy the machine is."""
+    cells = [("quick", cell("toy-constant", timeout_s=2.0)),
+             ("slow-import", cell("toy-slow-import", timeout_s=2.0)),  # a later cell: 3 s of import, then at once
+             ("sleeps", cell("toy-sleep", {"seconds": 60.0}, timeout_s=2.0)),
+             ("slow-import-sleeps", cell("toy-slow-import-sleep", {"seconds": 60.0}, timeout_s=2.0)),  # a new worker
+             ("after", cell("toy-slow-import", timeout_s=2.0))]  # the first cell of a third worker
+    started = time.monotonic()
     with WorkerPool(jobs=1) as pool:
-        results = dict(pool.run([("quick", cell("toy-constant", timeout_s=3.0)),
-                                 ("slow", cell("toy-sleep", {"seconds": 120.0}, timeout_s=3.0)),
-                                 ("after", cell("toy-constant", timeout_s=3.0))]))
-    assert results["quick"]["status"] == "ok", results["quick"]
-    assert results["slow"]["status"] == "timed-out"  # a cell that runs too long is still killed
-    assert results["after"]["status"] == "ok", results["after"]  # on a replacement worker, slow to start too
+        results = dict(pool.run(cells))
+    assert time.monotonic() - started < 100  # both 60 s sleeps were killed
+    for tag in ("quick", "slow-import", "after"):
+        assert results[tag]["status"] == "ok", (tag, results[tag])
+        assert results[tag]["wall_s"] < 2.0, (tag, results[tag])  # wall_s counts what the timeout counts
+    for tag in ("sleeps", "slow-import-sleeps"):  # a cell that runs too long is still killed
+        assert results[tag]["status"] == "timed-out", (tag, results[tag])
+        assert results[tag]["error"] == "killed after the 2 s timeout" and 2.0 <= results[tag]["wall_s"] < 60
+    assert results["slow-import-sleeps"]["error"] == "killed after the 2 s timeout"
+
+
+def test_a_worker_stuck_in_its_start_up_is_killed_after_the_start_up_limit(toy_env, monkeypatch):
+    """A worker that never begins its cell (its method's module imports for 60 s) is killed after the start-up limit
+    (STARTUP_LIMIT_S, here 4 s, or the cell's timeout if longer), its cell timed-out, and the pool goes on."""
+    import harness.executors
+
+    monkeypatch.setattr(harness.executors, "STARTUP_LIMIT_S", 4.0)
+    monkeypatch.setenv("HARNESS_TOY_IMPORT_S", "60")
+    started = time.monotonic()
+    with WorkerPool(jobs=1) as pool:
+        results = dict(pool.run([("stuck", cell("toy-slow-import", timeout_s=1.0)),
+                                 ("after", cell("toy-constant", timeout_s=20.0))]))
+    assert time.monotonic() - started < 50
+    assert results["stuck"]["status"] == "timed-out" and results["stuck"]["wall_s"] == 0.0
+    assert results["stuck"]["error"] == ("killed after 4 s of start-up (the worker process, the imports of the task, "
+                                         "loader and method) without beginning the cell")
+    assert results["after"]["status"] == "ok", results["after"]
 
 
 def test_workers_are_reused(toy_env, monkeypatch):

@@ -32,6 +32,9 @@ CATALOGUE = {
         for name, cls in [("toy-constant", "Constant"), ("toy-tunable", "Tunable"), ("toy-sleep", "Sleep"),
                           ("toy-raise", "Raise"), ("toy-nan", "NaN"), ("toy-crash", "Crash"), ("toy-peek", "Peek"),
                           ("toy-stop", "Stop")]
+    } | {  # methods whose module sleeps HARNESS_TOY_IMPORT_S (3) seconds when imported
+        name: {"task": "toy.guess", "target": f"toy_slow_import:{cls}", "about": name}
+        for name, cls in [("toy-slow-import", "Constant"), ("toy-slow-import-sleep", "Sleep")]
     },
 }
 

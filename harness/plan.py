@@ -140,8 +140,9 @@ def apply_options(spec: Spec, options: RunOptions) -> Spec:
         hardware = replace(hardware, device=options.device)
         resolved["hardware"] = {**resolved.get("hardware", {}), "device": options.device}
     if options.timeout_s is not None:
+        # how long a cell may run, not what it computes: the cells get it, the resolved spec (spec.yaml and the
+        # spec hash) keeps the spec's own timeout_s, so --timeout neither re-keys nor re-records a finished cell
         hardware = replace(hardware, timeout_s=options.timeout_s)
-        resolved["hardware"] = {**resolved.get("hardware", {}), "timeout_s": options.timeout_s}
     return replace(
         spec,
         datasets=select(spec.datasets, options.datasets, "datasets", grid_members(spec.resolved["datasets"])),

@@ -102,7 +102,9 @@ class Spec:
     def spec_hash(self) -> str:
         """Hash of what determines results; seed and method/dataset selection are not part of it.
 
-        A Spec is not changed in place once built (narrowing it makes a new one), so the hash is taken once."""
+        A Spec is not changed in place once built (narrowing it makes a new one), so the hash is taken once.
+        The spec's own ``hardware.timeout_s`` is part of it (every committed result was recorded with it); the
+        command line's ``--timeout`` is not: :func:`harness.plan.apply_options` gives it to the cells only."""
         content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
         if "datasets" in content:  # a grid hashes as the datasets it stands for, as a spec listing them by hand
             content["datasets"] = dataset_entries(content)

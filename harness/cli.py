@@ -164,7 +164,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("regress", help="compare two results roots spec by spec; exit 1 when a result regressed",
                        description="Compare each spec's leaderboard and claims in CURRENT against BASELINE. Exit 1 "
                                    "when a primary metric moved the wrong way beyond its tolerance, a row lost seeds "
-                                   "or vanished, or a claim stopped being reproduced.")
+                                   "or vanished, or a claim stopped being reproduced. Folders of another spec or "
+                                   "profile are refused (exit 2).")
     p.add_argument("baseline", type=Path, metavar="BASELINE_DIR", help="results root (or one spec's folder), e.g. results/quick")
     p.add_argument("current", type=Path, metavar="CURRENT_DIR", help="the results root to check, e.g. a fresh --out folder")
     p.add_argument("--tolerance", action="append", metavar="[METRIC=]T",
@@ -267,7 +268,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _load(paths: list[Path], profile: str):
-    from harness.spec.load import MissingExtra, SpecError, load_spec
+    from harness.spec.load import MissingExtra, MissingProfile, SpecError, load_spec
 
     specs, problems, invalid = [], [], False
     for path in paths:
@@ -275,7 +276,8 @@ def _load(paths: list[Path], profile: str):
             specs.append(load_spec(path, profile))
         except SpecError as exc:
             problems.append(str(exc))
-            invalid = invalid or not isinstance(exc, MissingExtra)  # a missing extra is one line: the pip command
+            # a missing extra is one line, the pip command; a missing profile one line, the profiles there are
+            invalid = invalid or not isinstance(exc, (MissingExtra, MissingProfile))
     if problems:
         raise UsageError(("invalid spec, nothing ran:\n" if invalid else "") + "\n".join(problems))
     return specs
@@ -493,13 +495,15 @@ def cmd_check(args) -> int:
     from harness.spec.model import claim_entries
 
     out = args.out if args.out is not None else default_out(args.profile)
+    (spec,) = _load([args.spec], args.profile)  # a profile the spec lacks is refused before any folder is read
     stem = args.spec.stem
     folder = out / stem
     try:
         meta, rows = read_folder(folder)
     except NoResults as exc:
         raise UsageError(f"{exc}; run `harness run {args.spec} --out {out}` first") from None
-    (spec,) = _load([args.spec], meta["profile"])
+    if meta["profile"] != spec.profile:
+        (spec,) = _load([args.spec], meta["profile"])
     if not spec.claims:
         print(f"{spec.name}: the spec states no claims")
         return EXIT_OK

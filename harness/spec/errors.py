@@ -33,6 +33,12 @@ class MissingExtra(SpecError):
     The spec itself may be fine; nothing else of it is checked (its methods' modules would not import)."""
 
 
+class MissingProfile(SpecError):
+    """The profile asked for (``--profile paper``) is one the spec does not write: one line naming those it has.
+
+    The spec itself may be fine; it is the command line that asks for what it lacks."""
+
+
 def json_path(path: Path_) -> str:
     out = "$"
     for part in path:

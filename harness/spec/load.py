@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 
 from harness.spec.checks import suggestion, semantic_problems
-from harness.spec.errors import MissingExtra, Path_, Problem, SpecError, describe
+from harness.spec.errors import MissingExtra, MissingProfile, Path_, Problem, SpecError, describe
 from harness.spec.schema import validator
 from harness.spec.model import PROFILES, Spec, from_resolved
 from harness.spec.yamlread import MAX_BYTES, Positions, parse_yaml
@@ -256,4 +256,21 @@ def load_spec(path: str | Path, profile: str = "default") -> Spec:
     path = Path(path)
     data, positions = _read(path)
     resolved = _check(path, data, positions)
+    _refuse_missing_profile(path, data, positions, profile)
     return from_resolved(resolved[profile], profile, path)
+
+
+def _refuse_missing_profile(path: Path, data: dict, positions: Positions, profile: str) -> None:
+    """SpecError when ``profile`` is neither ``default`` (the base spec, with ``profiles.default`` merged over it if
+    the spec has one) nor a profile the spec writes: ``--profile paper`` on a spec without one ran the base spec."""
+    written = list(data.get("profiles") or {})
+    if profile == "default" or profile in written:
+        return
+    base = "default (the base spec" + (" with its profiles.default)" if "default" in written else ")")
+    has = ", ".join([base, *(p for p in written if p != "default")])
+    where = ("profiles",) if written else ()
+    line, col = positions.of(where, key=True) if written else (1, 1)
+    lacks = f"has no {profile!r} profile" if written else f"has no profiles, so no {profile!r}"
+    raise MissingProfile([Problem(str(path), line, col, where,
+                                  f"the spec {lacks}; its profiles: {has}: run one of them, or add "
+                                  f"`profiles: {{{profile}: ...}}` to the spec")])

@@ -12,6 +12,10 @@ without ``metrics.json`` falls back to them (:func:`harness.metric_tables.read_m
 - a claim that was ``reproduced`` and no longer is (``not reproduced``, ``inconclusive`` or gone);
 - a spec folder of the baseline that the current root lacks.
 
+Two folders of another spec, or of another profile of it, are not compared: :class:`RegressUsage` (exit 2)
+names both and what differs, before anything is compared. Another spec hash of the same spec and profile
+(the spec edited) is compared, with a note.
+
 Tolerances: by default a metric without a unit is compared exactly (up to 1e-9 of its
 value, which absorbs float printing and nothing else: the quick profile is deterministic on
 a CPU) when both folders ran on the same hardware, and within the baseline's 95% interval
@@ -122,6 +126,21 @@ class SpecFolder:
     claims: dict[str, str]  # claim id → verdict
     metrics: dict[str, Metric] = field(default_factory=dict)  # the folder's metric table: goal and unit
     claim_metrics: dict[str, str] = field(default_factory=dict)  # claim id → the metric it compares
+    profile: str = "?"
+
+
+def incomparable(baseline: SpecFolder, current: SpecFolder) -> str | None:
+    """Why two spec folders are not two runs of one comparison (another spec, or another profile of it), or None.
+
+    Another spec hash of the same spec and profile is a real comparison (the spec or a command-line override was
+    edited, a method added): that is compared, with a note."""
+    for what, before, after in (("spec", baseline.name, current.name), ("profile", baseline.profile, current.profile)):
+        if before != after:
+            return (f"{baseline.path} ({what} {before!r}) and {current.path} ({what} {after!r}) are not comparable: "
+                    f"regress compares two runs of one spec at one profile; give folders of the same spec and profile, "
+                    f"e.g. results/quick and a fresh `harness run --profile quick --out DIR`")
+    return None
+
 
 
 def spec_folders(root: Path) -> dict[str, Path]:
@@ -132,6 +151,10 @@ def spec_folders(root: Path) -> dict[str, Path]:
     if (root / "spec.yaml").exists():
         return {root.name: root}
     return {p.parent.name: p.parent for p in sorted(root.glob("*/spec.yaml"))}
+
+
+def _is_spec_folder(root: Path) -> bool:
+    return (Path(root) / "spec.yaml").exists()
 
 
 def read_spec_folder(folder: Path) -> SpecFolder:
@@ -159,7 +182,8 @@ def read_spec_folder(folder: Path) -> SpecFolder:
             if claim.get("metric"):
                 claim_metrics[claim["claim"]] = claim["metric"]
     return SpecFolder(spec["name"], folder, spec["metrics"]["primary"], list(spec["metrics"]["report"]),
-                      meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder), claim_metrics)
+                      meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder), claim_metrics,
+                      str(meta.get("profile", "?")))
 
 
 def _padded(header: list[str], values: list[str]) -> dict[str, str | None]:
@@ -295,15 +319,24 @@ def compare_roots(baseline_root: Path, current_root: Path, tolerances: Tolerance
     baseline, current = spec_folders(baseline_root), spec_folders(current_root)
     if not baseline:
         raise RegressUsage(f"{baseline_root}: no spec results here (expected <spec>/spec.yaml from `harness run`)")
+    if _is_spec_folder(baseline_root) and _is_spec_folder(current_root):
+        # two spec folders named on the command line are compared with each other, whatever their folders' names
+        current = {name: Path(current_root) for name in baseline}
+    pairs = {}
+    for name, folder in baseline.items():  # every pair read and matched before anything is compared
+        before = read_spec_folder(folder)
+        after = read_spec_folder(current[name]) if name in current else None
+        why = incomparable(before, after) if after is not None else None
+        if why:
+            raise RegressUsage(why)
+        pairs[name] = (before, after)
     changes: list[Change] = []
     rows = claims = 0
-    for name, folder in baseline.items():
-        before = read_spec_folder(folder)
-        if name not in current:
+    for name, (before, after) in pairs.items():
+        if after is None:
             changes.append(Change(name, "spec", "results", "present", "missing", "regressed",
                                   f"{current_root} has no {name}/ folder"))
             continue
-        after = read_spec_folder(current[name])
         rows += len(before.rows)
         claims += len(before.claims)
         changes += compare_specs(before, after, tolerances)

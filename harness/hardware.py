@@ -51,6 +51,31 @@ def auto_jobs(threads: int, gpus: list[str]) -> int:
     return max(1, usable_cpus() // max(1, threads))
 
 
+def plan_jobs(requested: int | str, threads: int, gpus: list[str]) -> tuple[int, str | None]:
+    """The local pool's worker processes for ``--jobs`` (a number or ``auto``), and a line for people or None.
+
+    Cells that use GPUs get at most one worker per GPU (worker *i* sees GPU *i mod #GPUs*: more workers would
+    share GPUs, each holding its own copy of the model, and run out of memory or wait on each other). CPU
+    workers are not capped, only warned about when ``requested × threads`` exceeds the usable cores: the
+    results are the same for every ``--jobs``, and more workers than cores is sometimes meant (cells that wait
+    on a disk or sleep); on a busy machine it slows every cell and can push them past their timeouts."""
+    if requested == "auto":
+        return auto_jobs(threads, gpus), None
+    jobs = int(requested)
+    if gpus:
+        if jobs <= len(gpus):
+            return jobs, None
+        return len(gpus), (f"--jobs {jobs}: the cells use GPUs and {len(gpus)} GPUs are visible, so "
+                           f"{len(gpus)} worker processes start, one per GPU")
+    cores, threads = usable_cpus(), max(1, threads)
+    if jobs * threads <= cores:
+        return jobs, None
+    each = f" of {threads} threads each ({jobs * threads} threads)" if threads > 1 else ""
+    return jobs, (f"--jobs {jobs}: up to {jobs} worker processes{each} will share {cores} usable cores; "
+                  f"the results are the same, each cell runs slower and nearer its timeout "
+                  f"(--jobs auto starts {auto_jobs(threads, [])})")
+
+
 def visible_gpus() -> list[str]:
     """Ids of the GPUs this process may use, without importing a framework.
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -79,8 +80,9 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     if isinstance(specs, (str, Path, Spec)):
         specs = [specs]
     loaded = [s if isinstance(s, Spec) else load_spec(s, profile) for s in specs]
+    _refuse_shared_folders(loaded, out)
     planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
-    data_dir = options.data_dir or (Path(os.environ[DATA_DIR_VARIABLE]) if os.environ.get(DATA_DIR_VARIABLE) else None)
+    data_dir = _data_dir(options.data_dir)
     versions = package_versions()
     if options.executor == "slurm":
         _check_slurm()
@@ -90,11 +92,11 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
         open_storage(options.storage, None)
     for root in {Path(out) if out is not None else default_out(spec.profile) for spec in planned}:
         _check_writable(root)  # before any work: one clear line, not a traceback after tuning
-    summaries, roots = [], set()
+    summaries, roots, said = [], set(), set()
     for spec in planned:
         root = Path(out) if out is not None else default_out(spec.profile)
         roots.add(root)
-        summaries.append(_run_spec(spec, root, options, data_dir, versions, progress))
+        summaries.append(_run_spec(spec, root, options, data_dir, versions, progress, said))
     if options.data_dir is not None and not any(d.requires == "data" for spec in planned for d in spec.datasets):
         for summary in summaries:
             summary.notes.append(f"--data-dir {options.data_dir} was not read: no selected dataset of "
@@ -104,6 +106,42 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
         if out is None and root.parent.name == "results":
             write_index(root.parent)  # results/index.md over every profile
     return summaries
+
+
+def _refuse_shared_folders(specs: list[Spec], out: Path | str | None) -> None:
+    """Two specs of one name would write one folder (``out/<name>/``): the second's spec.yaml and pages over the
+    first's, their rows in one runs.jsonl. Refused (PlanError) before anything runs, naming both files."""
+    from harness.plan import PlanError
+
+    seen: dict[tuple[Path, str], Spec] = {}
+    for spec in specs:
+        root = Path(out) if out is not None else default_out(spec.profile)
+        first = seen.setdefault((root, spec.name), spec)
+        if first is not spec:
+            if Path(first.path).resolve() == Path(spec.path).resolve():
+                raise PlanError(f"{spec.path} is given twice: spec {spec.name!r} would run twice into "
+                                f"{root / spec.name}/; give each spec file once")
+            raise PlanError(f"{first.path} and {spec.path} both have the name {spec.name!r}: they would share the "
+                            f"results folder {root / spec.name}/; run them one at a time with a different --out each")
+
+
+def _data_dir(given: Path | None) -> Path | None:
+    """``--data-dir``, else ``HARNESS_DATA_DIR``; PlanError when it names no folder (a typo skipped every dataset
+    that reads real data, with exit 0)."""
+    from harness.plan import PlanError
+
+    if given is not None:
+        where, what = Path(given), f"--data-dir {given}"
+    elif os.environ.get(DATA_DIR_VARIABLE):
+        where = Path(os.environ[DATA_DIR_VARIABLE])
+        what = f"{DATA_DIR_VARIABLE}={where}"
+    else:
+        return None
+    if where.is_dir():
+        return where
+    problem = "is a file, not a folder" if where.exists() else "no such folder"
+    raise PlanError(f"{what}: {problem}; give the folder that holds the real datasets "
+                    f"(or leave out --data-dir and unset {DATA_DIR_VARIABLE} to skip the datasets that need it)")
 
 
 _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond what read_cells always decodes
@@ -135,10 +173,12 @@ def _check_writable(root: Path) -> None:
 
 
 def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,
-              progress: bool) -> SpecRun:
-    """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard."""
+              progress: bool, said: set[str] | None = None) -> SpecRun:
+    """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard.
+
+    ``said``: the warnings already printed by this run (a run of several specs says each once)."""
     from harness.backends import CLUSTER_EXECUTORS, make_executor
-    from harness.hardware import auto_jobs, git_commit, visible_gpus
+    from harness.hardware import auto_jobs, git_commit, plan_jobs, visible_gpus
     from harness.metric_tables import write_chance_table, write_metric_table
     from harness.plan import code_fingerprints
     from harness.registry import default_registry
@@ -155,7 +195,14 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     kept, skipped = _available_datasets(spec, data_dir, gpus)
     summary.notes += [f"skipped dataset {s['dataset']!r}: {s['reason']}" for s in skipped]
     spec = replace(spec, datasets=kept)
-    jobs = auto_jobs(spec.hardware.threads, gpus) if options.jobs == "auto" else int(options.jobs)
+    if options.executor in CLUSTER_EXECUTORS:  # jobs at once on the cluster, not this machine's workers
+        jobs = auto_jobs(spec.hardware.threads, gpus) if options.jobs == "auto" else int(options.jobs)
+    else:
+        jobs, warning = plan_jobs(options.jobs, spec.hardware.threads, gpus)
+        said = set() if said is None else said
+        if warning and warning not in said:
+            said.add(warning)
+            print(f"harness run: {warning}", file=sys.stderr)
     plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
     # results are output, not code: the folders of every profile under results/ leave the commit clean
     outputs = root.parent if root.parent.name == "results" else root

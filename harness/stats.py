@@ -47,8 +47,8 @@ def means_and_half_widths(samples: Sequence[Sequence[float]],
                           confidence: float = CONFIDENCE) -> list[tuple[float, float | None]]:
     """:func:`mean_and_half_width` of each sample, computed for all samples of one size at once.
 
-    The samples of one size are one call of ``scipy.stats.ttest_1samp(data, 0, axis=1)``, a row each: the floats
-    of a call per sample, without its per-call cost (about 1 ms, 8 s for the 7,000 summaries of a 10k-row folder).
+    The samples of one size are summarised at once, a row each (``scipy.stats.t.ppf`` and ``scipy.stats.sem`` along
+    axis 1): a call per sample costs about 1 ms, 8 s for the 7,000 summaries of a 10k-row folder.
     """
     import numpy as np
 
@@ -85,9 +85,10 @@ def summarise_rows(data, confidence: float = CONFIDENCE) -> list[tuple[float, fl
     if spread.any():
         from scipy import stats
 
-        with _nearly_equal_is_fine():  # one call for every sample of this size: a row each
-            low, high = stats.ttest_1samp(data[spread], 0.0, axis=1).confidence_interval(confidence)
-        half = (high - low) / 2
+        # the t-interval's half-width, t quantile × standard error, for every sample of this size at once (a row
+        # each); ttest_1samp(axis=1).confidence_interval gives the same to 1e-15 at 30x the cost (its p-values)
+        with _nearly_equal_is_fine():
+            half = stats.t.ppf((1 + confidence) / 2, size - 1) * stats.sem(data[spread], axis=1)
     spread_at = iter(half.tolist() if half is not None else [])
     firsts, means, exact = data[:, 0].tolist(), mean.tolist(), (low_values == high_values).tolist()
     return [((firsts[k] if exact[k] else means[k]), 0.0) if is_flat else (means[k], next(spread_at))

@@ -104,9 +104,9 @@ def test_benchmarks_use_public_entry_points_only(path):
                        "package's __init__ and import it from there")
 
 
-@pytest.mark.parametrize("path", _params("tools"))
-def test_tools_use_the_engine_s_public_names_only(path):
-    """A script of tools/ that reaches into the engine's private modules or names breaks unseen when they change
+@pytest.mark.parametrize("path", _params("studies"))
+def test_studies_use_the_engine_s_public_names_only(path):
+    """A script of studies/ (or tools/) that reaches into the engine's private modules or names breaks unseen when they change
     (the one-off refingerprint_results.py did; it went once its work was done)."""
     wrong = [f"line {line}: {name}" for line, name in imported(path) if _top(name) == "harness" and _private(name)]
     assert not wrong, (f"{path.relative_to(ROOT)} imports the engine's private code ({'; '.join(wrong)}): use a "
@@ -115,7 +115,7 @@ def test_tools_use_the_engine_s_public_names_only(path):
 
 def test_the_folders_are_there():
     # a renamed folder would make the parametrised tests above collect nothing and pass
-    for folder in ("baselines", "implementations", "components", "benchmarks"):
+    for folder in ("baselines", "implementations", "components", "benchmarks", "studies"):
         assert _modules(folder), f"no modules under {folder}/"
 
 

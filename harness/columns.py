@@ -36,7 +36,7 @@ from harness.devices import several_classes
 SIDECAR = ".runs.columns"
 SIDECAR_MIN_BYTES = 64 << 20  # a smaller runs.jsonl is decoded in well under a second: no file to keep
 PARALLEL_MIN_BYTES = 256 << 20  # less is decoded by this process alone: starting others would cost what they save
-_FORMAT = 3  # of the saved file; saved columns of another format are built again
+_FORMAT = 4  # of the saved file; saved columns of another format are built again
 TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "kind", "git_commit", "task_version",
                "error")
 RAW_FIELDS = ("code", "versions", "dataset_params")  # JSON values: a category per distinct text, decoded once
@@ -126,12 +126,9 @@ def from_cells(cells: list) -> Columns | None:
         return None
     for name in dict.fromkeys(itertools.chain.from_iterable(metrics)):
         found = list(map(dict.get, metrics, itertools.repeat(name)))
-        missing = found.count(None)
         kinds = set(map(type, found))
         if kinds - {float, int, type(None)}:
             return None  # a boolean, a text, a list: not given back exactly by a float column
-        if size - sum(map(operator.contains, metrics, itertools.repeat(name))) != missing:
-            return None  # a metric recorded as null: the row-by-row reader keeps it, a column could not
         if int in kinds:  # integers are given back as integers (3 - 1 is printed 2, not 2.0), if a float holds them
             integer = [type(value) is int for value in found]
             if any(abs(value) > 2 ** 53 for value, whole in zip(found, integer) if whole):
@@ -172,8 +169,8 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
         return None  # a row before the saved end cannot be a column: no need to decode them all to find it again
     if saved is not None:
         columns, offset, line, damaged = Columns(**saved["columns"]), saved["offset"], saved["line"], saved["damaged"]
-        for number in damaged:
-            report_damaged(path, number)
+        for number, problem in damaged:
+            report_damaged(path, number, problem)
         if digest is not None and saved["spec"] is not None and saved["spec"][0] == digest:
             remember_yaml_pickled(spec_text, saved["spec"][1])
     start = offset
@@ -194,7 +191,7 @@ def read_columns(folder: Path, spec_text: str | None = None) -> Columns | None:
     return columns
 
 
-def _decoded(path: Path, start: int, first: int, damaged: list[int]) -> tuple[list[Columns] | None, int, int]:
+def _decoded(path: Path, start: int, first: int, damaged: list[tuple[int, str]]) -> tuple[list[Columns] | None, int, int]:
     """The columns of the lines from byte ``start`` (line number ``first``) on, in parts, with the byte offset and
     line number after the last complete line; None for the parts where a row cannot be a column.
 
@@ -216,7 +213,7 @@ def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _chunk_columns(path: Path, start: int, first: int, damaged: list[int], stop: int | None = None,
+def _chunk_columns(path: Path, start: int, first: int, damaged: list[tuple[int, str]], stop: int | None = None,
                    report: bool = True) -> tuple[list[Columns] | None, int, int]:
     """The columns of each 32 MiB chunk of the lines from byte ``start`` (line ``first``) to ``stop``, with the
     offset and line number after the last complete line; None (and where it stopped) at a row that cannot be one."""
@@ -232,7 +229,7 @@ def _chunk_columns(path: Path, start: int, first: int, damaged: list[int], stop:
     return chunks, offset, line
 
 
-def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[int],
+def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[tuple[int, str]],
                           workers: int) -> tuple[list[Columns] | None, int, int]:
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -256,9 +253,9 @@ def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[int]
         results = list(pool.map(range_columns, [str(path)] * len(ranges), *zip(*ranges)))
     parts, offset, line = [], start, first
     for part, end, lines, bad in results:
-        for number in bad:  # numbered within the range: in the file, line + number - 1
-            report_damaged(path, line + number - 1)
-            damaged.append(line + number - 1)
+        for number, problem in bad:  # numbered within the range: in the file, line + number - 1
+            report_damaged(path, line + number - 1, problem)
+            damaged.append((line + number - 1, problem))
         if part is None:
             return None, end, line + lines
         parts.append(part)
@@ -266,11 +263,12 @@ def _decoded_in_processes(path: Path, start: int, first: int, damaged: list[int]
     return parts, offset, line
 
 
-def range_columns(path: str, start: int, stop: int) -> tuple[Columns | None, int, int, list[int]]:
+def range_columns(path: str, start: int, stop: int) -> tuple[Columns | None, int, int, list[tuple[int, str]]]:
     """The columns of the complete lines of ``path`` between bytes ``start`` and ``stop`` (each a line's start, or
     the end), in a process of :func:`_decoded`'s: (the columns, or None where a row cannot be one; the byte offset
-    after the last complete line; the number of lines; the damaged lines' numbers, counted from 1 in the range)."""
-    damaged: list[int] = []
+    after the last complete line; the number of lines; the damaged lines' (number, what is wrong), numbered from 1
+    in the range)."""
+    damaged: list[tuple[int, str]] = []
     chunks, offset, line = _chunk_columns(Path(path), start, 1, damaged, stop, report=False)
     if chunks is None:
         return None, offset, line - 1, damaged

@@ -42,8 +42,8 @@ from harness.devices import device_class
 from harness.metric_tables import CHANCE_TABLE, METRIC_TABLE
 from harness.metrics import WALL_CLOCK_UNITS
 from harness.spec.model import dataset_entries
-from harness.store import (DAMAGED_FILE, FINISHED, RECORD_FIELDS, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
-                           TUNING_FILE, _record, write_atomic)
+from harness.store import (DAMAGED_FILE, FINISHED, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
+                           TUNING_FILE, checked_record, write_atomic)
 
 MERGED_FROM = "merged_from"
 SPEC_FILE = "spec.yaml"
@@ -236,10 +236,10 @@ def _read_lines(path: Path) -> list[Line]:
     lines = []
     raws = data.split(b"\n")
     for number, raw in enumerate(raws[:-1], start=1):
-        record = _record(raw)
+        record, problem = checked_record(raw)
         if record is None:
-            raise MergeError(f"{path}:{number}: damaged line (not a JSON cell record with {', '.join(RECORD_FIELDS)}); "
-                             f"`harness repair {path.parent}` moves such lines to {DAMAGED_FILE}, then merge again")
+            raise MergeError(f"{path}:{number}: damaged line ({problem}); `harness repair {path.parent}` moves such "
+                             f"lines to {DAMAGED_FILE}, then merge again")
         lines.append(Line(record, path, number))
     if raws[-1]:
         raise MergeError(f"{path}:{len(raws)}: the last line is cut off (a run crashed, or is still writing): let "

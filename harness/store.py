@@ -16,7 +16,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Literal, NotRequired, TypedDict
 
 RUNS_FILE = "runs.jsonl"
 SUPERSEDED_FILE = "superseded.jsonl"  # rows a newer version of the code replaced: kept, never shown
@@ -47,7 +47,6 @@ class RunStore:
     def __enter__(self) -> "RunStore":
         self.folder.mkdir(parents=True, exist_ok=True)
         self._lock_file = lock_folder(self.folder)
-        self._repair_tail()
         self._stop.clear()
         self._syncer = threading.Thread(target=self._sync_loop, name="runs.jsonl fsync", daemon=True)
         self._syncer.start()
@@ -81,14 +80,12 @@ class RunStore:
                 os.close(self._fd)
                 self._fd = None
 
-    def _repair_tail(self) -> None:
-        cut_partial_line(self.path)
-
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as one line; in the kernel at once, on disk within :data:`SYNC_INTERVAL_S`."""
         line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
         with self._guard:
-            if self._fd is None:
+            if self._fd is None:  # a line a crash cut in half goes first (`harness repair` moves it, if run before)
+                cut_partial_line(self.path)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             os.write(self._fd, line)
             self._dirty = True
@@ -117,14 +114,17 @@ class RunStore:
         """Move runs.jsonl's damaged lines to damaged.jsonl; return their line numbers.
 
         Only ``harness repair`` calls this: a run reports damaged lines and leaves them. As
-        in :meth:`move_aside`, the lines reach damaged.jsonl before runs.jsonl is replaced.
+        in :meth:`move_aside`, the lines reach damaged.jsonl before runs.jsonl is replaced. A damaged line is
+        one that is not JSON, not a cell record, or a row whose fields do not fit the row schema (:func:`row_problem`),
+        and a last line that a crash cut in half (no newline; a run cuts it off before its first append): each is
+        moved byte for byte, the cut one given the newline it lacks.
         """
         if not self.path.exists():
             return []
         kept, damaged, numbers = [], [], []
         with open(self.path, "rb") as f:
             for number, raw in enumerate(f, start=1):
-                if _record(raw) is None:
+                if not raw.endswith(b"\n") or _record(raw) is None:
                     damaged.append(raw if raw.endswith(b"\n") else raw + b"\n")
                     numbers.append(number)
                 else:
@@ -137,11 +137,28 @@ class RunStore:
 
 
 def _record(raw: bytes) -> dict[str, Any] | None:
+    """The row of a line, or None where it is not a valid one (:func:`row_problem`)."""
+    return checked_record(raw)[0]
+
+
+def checked_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
+    """(the row, None) for a line that holds a valid row (:func:`_cell_decoder`'s schema, the one every reader
+    checks), else (None, what is wrong, in words). A null metric is left out of the row's ``metrics``: a metric
+    recorded as null is missing, as in :func:`read_cells`."""
+    import msgspec
+
     try:
         record = json.loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError):
-        return None
-    return record if isinstance(record, dict) and all(f in record for f in RECORD_FIELDS) else None
+        return None, NOT_A_RECORD
+    try:
+        _cell_decoder().decode(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return None, row_problem(record, exc)
+    metrics = record.get("metrics")
+    if metrics and None in metrics.values():
+        record["metrics"] = {name: value for name, value in metrics.items() if value is not None}
+    return record, None
 
 
 def lock_folder(folder: Path):
@@ -232,14 +249,90 @@ def read_tuning_summaries(folder: Path) -> list[dict[str, Any]]:
 
 
 RECORD_FIELDS = ("key", "status", "dataset", "method", "seed", "split")  # what every cell record has
+STATUSES = ("ok", "failed", "timed-out", "skipped")
 _reported: set[tuple[str, int]] = set()
+NOT_A_RECORD = f"not a cell record (expected a JSON object with {', '.join(RECORD_FIELDS)})"
+
+
+class _Curve(TypedDict):
+    """A row's curve (:func:`harness.tasks.evaluation.curve_record`)."""
+
+    x: list[float | int]
+    y: list[float | int]
+    x_label: NotRequired[str | None]
+    y_label: NotRequired[str | None]
+    theory: NotRequired[list[float | int] | None]
+
+
+# the row schema: each field a reader decodes, and its type (msgspec's: a bool is not a number, a float not an int);
+# a field the line lacks is None, except the RECORD_FIELDS, which every row has
+_FIELD_TYPES: dict[str, Any] = {
+    "key": str, "status": Literal["ok", "failed", "timed-out", "skipped"], "dataset": str, "method": str, "seed": int,
+    "split": str, "spec_hash": str | None, "device": str | None, "kind": str | None, "error": str | None,
+    "git_commit": str | None, "task_version": str | None, "metrics": dict[str, float | int | None] | None,
+    "curves": dict[str, _Curve] | None, "params": dict[str, Any] | None, "spec": str | None,
+}
+_EXPECTED = {str: "a string", str | None: "a string or null", int: "an integer"}
+
+
+def row_problem(record: Any, error: Exception | None = None) -> str:
+    """What makes a decoded line ``record`` no valid row, in words (``seed is "abc", expected an integer``);
+    ``error``, msgspec's, where no field below is found wrong."""
+    import math
+
+    def shown(value: Any) -> str:
+        text = json.dumps(value, ensure_ascii=False)
+        return text if len(text) <= 60 else text[:57] + "..."
+
+    def number(value: Any) -> bool:
+        return type(value) is int or (type(value) is float and math.isfinite(value))
+
+    def numbers(values: Any) -> bool:
+        return isinstance(values, list) and all(map(number, values))
+
+    if not isinstance(record, dict):
+        return NOT_A_RECORD
+    missing = [name for name in RECORD_FIELDS if name not in record]
+    if missing:
+        return f"not a cell record: no {', '.join(missing)} (every row has {', '.join(RECORD_FIELDS)})"
+    for name, kind in _FIELD_TYPES.items():
+        value = record.get(name)
+        if name not in record or (value is None and name not in RECORD_FIELDS):
+            continue
+        if kind in _EXPECTED:
+            if not (type(value) is int if kind is int else isinstance(value, str)):
+                return f"{name} is {shown(value)}, expected {_EXPECTED[kind]}"
+        elif name == "status":
+            if value not in STATUSES:
+                return f"status is {shown(value)}, expected one of {', '.join(STATUSES)}"
+        elif name in ("params", "metrics", "curves") and not isinstance(value, dict):
+            return f"{name} is {shown(value)}, expected an object" + (" of metric values" if name == "metrics" else "")
+        elif name == "metrics":
+            for metric, found in value.items():
+                if found is not None and not number(found):
+                    return f"metrics[{shown(metric)}] is {shown(found)}, expected a number or null"
+        elif name == "curves":
+            for curve, found in value.items():
+                where = f"curves[{shown(curve)}]"
+                if not isinstance(found, dict):
+                    return f"{where} is {shown(found)}, expected an object with x and y"
+                for part in ("x", "y", "theory"):
+                    if (part in found or part != "theory") and not (part == "theory" and found.get(part) is None) \
+                            and not numbers(found.get(part)):
+                        return f"{where}.{part} is {shown(found.get(part))}, expected a list of numbers"
+                for part in ("x_label", "y_label"):
+                    if found.get(part) is not None and not isinstance(found[part], str):
+                        return f"{where}.{part} is {shown(found[part])}, expected a string"
+    detail = " ".join(str(error).split()) if error is not None else "its fields do not fit the row schema"
+    return f"not a cell record ({detail})"
 
 
 def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
     """Every complete cell record of ``folder/runs.jsonl``, in the order written.
 
-    A damaged line (not JSON, not a cell record, bytes a power loss left) is skipped and
-    reported once on stderr with its line number; the file is never rewritten here.
+    A damaged line (not JSON, not a cell record, a row whose fields have the wrong types, bytes a power loss
+    left) is skipped and reported once on stderr with its line number and what is wrong; the file is never
+    rewritten here. A metric recorded as null is left out of its row's ``metrics`` (missing, everywhere).
     """
     path = Path(folder) / RUNS_FILE
     if not path.exists():
@@ -248,9 +341,9 @@ def read_runs(folder: Path) -> Iterator[dict[str, Any]]:
         for number, raw in enumerate(f, start=1):
             if not raw.endswith(b"\n"):
                 return  # a line cut by a crash; the next run removes it
-            record = _record(raw)
+            record, problem = checked_record(raw)
             if record is None:
-                report_damaged(path, number)
+                report_damaged(path, number, problem)
                 continue
             yield record
 
@@ -269,6 +362,11 @@ def _cell_decoder(extra: tuple[str, ...] = ()):
 
     The Struct answers ``row["metrics"]`` and ``row.get("device")`` as the dict :func:`read_runs` yields does,
     so the leaderboard and the claims read either; a field the line lacks (or holds null) is None.
+
+    This is the row schema (:data:`_FIELD_TYPES`): a line whose fields have other types (``seed`` a text, ``metrics``
+    a list, a metric ``"high"``) raises msgspec's ValidationError, and every reader leaves it out as a damaged line
+    (:func:`row_problem` says what is wrong). ``code``, ``versions`` and ``dataset_params`` are kept as raw JSON,
+    unchecked: a few distinct values that are compared, never computed with.
     """
     name = "cell" + "".join(f"+{field}" for field in extra)
     if name not in _decoders:
@@ -278,8 +376,8 @@ def _cell_decoder(extra: tuple[str, ...] = ()):
             value = getattr(self, name)
             return default if value is None else value
 
-        fields = [(field, Any) for field in RECORD_FIELDS] + [
-            (field, msgspec.Raw if field in _SHARED_FIELDS else Any, None)
+        fields = [(field, _FIELD_TYPES[field]) for field in RECORD_FIELDS] + [
+            (field, msgspec.Raw if field in _SHARED_FIELDS else _FIELD_TYPES.get(field, Any), None)
             for field in (*_CELL_FIELDS, *(f for f in extra if f not in _CELL_FIELDS))]
         # row["x"] is the attribute lookup itself (a C slot, no Python frame: it runs millions of times)
         cell = msgspec.defstruct("CellRecord", fields, gc=False, module=__name__,
@@ -382,8 +480,8 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
     """The complete lines of ``path`` from byte ``start`` (the start of line number ``first``) to byte ``stop`` (the
     end, if None), decoded 32 MiB at a time: (the chunk's cell Structs, the byte offset after its last line, the
     number of the line after it). ``code``, ``versions`` and ``dataset_params`` are left as raw JSON
-    (``msgspec.Raw``); a damaged line is skipped, reported once (:func:`read_cells`) unless ``report`` is false, and
-    its number appended to ``damaged``."""
+    (``msgspec.Raw``); a damaged line (or one whose fields do not fit the row schema) is skipped, reported once
+    (:func:`read_cells`) unless ``report`` is false, and its (number, what is wrong) appended to ``damaged``."""
     import msgspec
 
     decoder = _cell_decoder(tuple(extra))
@@ -410,19 +508,44 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
                 for number, raw in enumerate(data[:end].split(b"\n")[:-1], start=first):
                     try:
                         cells.append(decoder.decode(raw))
-                    except (msgspec.DecodeError, msgspec.ValidationError):
+                    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+                        problem = line_problem(raw, exc)
                         if report:
-                            report_damaged(path, number)
+                            report_damaged(path, number, problem)
                         if damaged is not None:
-                            damaged.append(number)
+                            damaged.append((number, problem))
+            _drop_null_metrics(cells)
             offset += end
             first += lines
             yield cells, offset, first
 
 
-def report_damaged(path: Path, number: int) -> None:
-    """Say once on stderr that line ``number`` of ``path`` is not a cell record and is ignored."""
-    _report(path, number, f"not a cell record (expected a JSON object with {', '.join(RECORD_FIELDS)})")
+def _drop_null_metrics(cells: list) -> None:
+    """Leave a metric recorded as null out of its row's ``metrics``: it is missing, for the pages and the claims
+    alike. Looked for in C passes (``map`` of ``dict.values`` and ``contains``); a row is rewritten only if it has one."""
+    import operator
+    from itertools import repeat
+
+    metrics = list(filter(None, map(operator.attrgetter("metrics"), cells)))
+    if any(map(operator.contains, map(dict.values, metrics), repeat(None))):
+        for found in metrics:
+            for name in [name for name, value in found.items() if value is None]:
+                del found[name]
+
+
+def line_problem(raw: bytes, error: Exception) -> str:
+    """What is wrong with a line msgspec did not decode as a row (``error``), in words."""
+    try:
+        record = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return NOT_A_RECORD
+    return row_problem(record, error)
+
+
+def report_damaged(path: Path, number: int, problem: str | None = None) -> None:
+    """Say once on stderr that line ``number`` of ``path`` is not a valid cell record (``problem``: what is wrong
+    with it, :func:`row_problem`) and is ignored."""
+    _report(path, number, problem or NOT_A_RECORD)
 
 
 def _report(path: Path, number: int, what: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -98,9 +99,6 @@ def test_a_column_row_is_the_row_the_reader_gives(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("change, why", [
     (lambda r: r["metrics"].update(iterations=2 ** 60), "an integer beyond a float's"),
-    (lambda r: r["metrics"].update(flag=True), "a boolean metric"),
-    (lambda r: r["metrics"].update(bound=None), "a metric recorded as null"),
-    (lambda r: r.update(seed="s1"), "a seed that is not an integer"),
 ])
 def test_a_row_that_columns_cannot_give_back_exactly_is_read_row_by_row(tmp_path, change, why):
     folder = _synthetic(tmp_path / "f", datasets=4)
@@ -109,6 +107,22 @@ def test_a_row_that_columns_cannot_give_back_exactly_is_read_row_by_row(tmp_path
     (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert read_columns(folder) is None, why
     assert not isinstance(read_folder(folder)[1], ColumnRows)
+
+
+@pytest.mark.parametrize("change, size", [
+    (lambda r: r["metrics"].update(flag=True), -1),  # not a row (the row schema): left out, reported
+    (lambda r: r.update(seed="s1"), -1),
+    (lambda r: r["metrics"].update(bound=None), 0),  # a null metric is missing: a column's nan
+])
+def test_a_row_of_wrong_types_is_left_out_and_a_null_metric_is_missing(tmp_path, change, size):
+    folder = _synthetic(tmp_path / "f", datasets=4)
+    rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
+    change(rows[7])
+    (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
+    columns = read_columns(folder)
+    assert columns is not None and columns.size == len(rows) + size
+    if not size:
+        assert math.isnan(columns.metrics["bound"][7])
 
 
 def test_rows_on_two_device_classes_are_read_row_by_row(tmp_path):
@@ -190,7 +204,7 @@ def test_a_large_folder_that_cannot_be_columns_is_not_decoded_for_them_again(sav
     to the rows (one decoding, not two), until the file is rewritten."""
     folder, starts = saved
     rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
-    rows[5]["metrics"]["flag"] = True
+    rows[5]["metrics"]["flag"] = 2 ** 60  # an integer a float column does not hold exactly
     (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert read_columns(folder) is None and starts == [0]
     assert read_columns(folder) is None and starts == [0]  # nothing decoded for columns
@@ -365,6 +379,6 @@ def test_a_large_file_read_in_processes_gives_the_columns_of_one(tmp_path, monke
 def test_a_row_that_cannot_be_a_column_in_any_range_reads_rows(tmp_path, monkeypatch, in_processes):
     folder = _synthetic(tmp_path / "f", datasets=30)
     rows = [json.loads(line) for line in (folder / RUNS_FILE).read_text().splitlines()]
-    rows[-3]["metrics"] = {"rmse": "n/a"}  # in the last range only
+    rows[-3]["metrics"] = {"rmse": 2 ** 60}  # in the last range only: an integer no float column holds exactly
     (folder / RUNS_FILE).write_text("".join(json.dumps(r) + "\n" for r in rows))
     assert read_columns(folder) is None and in_processes == [0]

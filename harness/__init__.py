@@ -6,7 +6,7 @@ change between versions::
     import harness
 
     summaries = harness.run("specs/cdfsl.yaml", profile="quick", out="out")   # run specs
-    frame = harness.read_results("out/cdfsl")                                 # runs.jsonl as a DataFrame
+    frame = harness.read_results("out/cdfsl")                                 # its cells as a DataFrame
     spec = harness.load_spec("specs/cdfsl.yaml", profile="quick")             # the typed, resolved spec
 
 and, to add a paper, :class:`Task` with :class:`Context`, :class:`DataUnavailable`,
@@ -27,13 +27,13 @@ if TYPE_CHECKING:
     from harness.plan import RunOptions
     from harness.runner import SpecRun, run
     from harness.spec.load import SpecError, load_spec, validate_spec
-    from harness.store import read_results
+    from harness.report.table import read_results
     from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
     from harness.tasks.evaluation import Curve, Evaluation
 
 _EXPORTS = {
     "run": "harness.runner", "SpecRun": "harness.runner", "RunOptions": "harness.plan",
-    "read_results": "harness.store", "load_spec": "harness.spec.load", "validate_spec": "harness.spec.load",
+    "read_results": "harness.report.table", "load_spec": "harness.spec.load", "validate_spec": "harness.spec.load",
     "SpecError": "harness.spec.load", "Task": "harness.tasks.base", "Context": "harness.tasks.base",
     "DataUnavailable": "harness.tasks.base", "DataError": "harness.tasks.base", "WorkerCache": "harness.tasks.base",
     "SourceTraining": "harness.tasks.base", "Evaluation": "harness.tasks.evaluation", "Curve": "harness.tasks.evaluation",

@@ -626,15 +626,6 @@ def column(rows: list, name: str) -> list:
     return list(map(operator.attrgetter(name), rows))
 
 
-def read_results(folder: Path):
-    """``folder/runs.jsonl`` as a pandas DataFrame, one row per cell, metrics as ``metric.<name>`` columns."""
-    import pandas as pd
-
-    rows = list(read_runs(folder))
-    frame = pd.json_normalize(rows, sep=".")
-    return frame.rename(columns=lambda c: c.replace("metrics.", "metric.", 1) if c.startswith("metrics.") else c)
-
-
 def write_resolved_spec(spec, folder: Path) -> None:
     """``folder/spec.yaml``: the resolved spec (a :class:`harness.spec.model.Spec`) the folder's runs came from, with
     the profile, the spec hash and the selection; not written again when it already says the same."""

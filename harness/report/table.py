@@ -1,0 +1,52 @@
+"""A results folder as a pandas DataFrame, for users: :func:`read_results` (``harness.read_results``)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+# a row's fields in the frame, before its metrics (each a column ``metric.<name>``)
+FIELDS = ("dataset", "method", "seed", "status", "kind", "device", "error", "spec_hash", "git_commit", "task_version",
+          "dataset_params", "code", "versions")
+
+
+def read_results(folder: str | Path, history: bool = False):
+    """The cells of a results folder as a tidy pandas DataFrame: one row per cell, its metrics as float columns
+    ``metric.<name>`` (NaN where a cell has none: a failed or skipped cell, or a metric recorded as null).
+
+    By default the cells the leaderboard shows: the newest row of each (dataset, method, seed) of the folder's
+    spec hash and the test split, its method's newest code, a row per device class where the folder has several
+    (:func:`harness.report.folder.read_folder`), with the fields :data:`FIELDS`. With ``history=True``, every line
+    of ``runs.jsonl`` in the order written, with every field it recorded (nested ones as ``params.lr`` and so on):
+    the superseded rows, the other splits and spec hashes, the tracebacks.
+
+    ``frame.attrs`` holds ``metrics`` (each metric's ``goal``, max or min, its ``unit`` and what it is, from the
+    folder's ``metrics.json``), ``spec``, ``profile`` and ``spec_hash``. The leaderboard's grouping, in pandas::
+
+        frame = harness.read_results("results/default/cdfsl")
+        ok = frame[frame.status == "ok"]
+        ok.groupby(["dataset", "method"])["metric.accuracy_5shot"].agg(["mean", "std", "count"])
+    """
+    import pandas as pd
+
+    from harness.report.folder import folder_metrics, read_folder
+
+    folder = Path(folder)
+    meta, rows = read_folder(folder)
+    if history:
+        from harness.store import read_runs
+
+        frame = pd.json_normalize(list(read_runs(folder)), sep=".")
+        frame = frame.rename(columns=lambda c: "metric." + c[len("metrics."):] if c.startswith("metrics.") else c)
+    else:
+        from harness.columns import column
+
+        data = {name: column(rows, name) for name in FIELDS}
+        recorded = column(rows, "metrics")
+        for name in dict.fromkeys(name for metrics in recorded for name in (metrics or {})):
+            data[f"metric.{name}"] = pd.array([(metrics or {}).get(name) for metrics in recorded], dtype="Float64")
+        frame = pd.DataFrame(data)
+    for name in [c for c in frame.columns if c.startswith("metric.")]:
+        frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)  # a null or a text: NaN, as missing
+    metrics = folder_metrics(folder, meta["spec"])
+    frame.attrs.update(metrics={name: {"goal": m.goal, "unit": m.unit, "about": m.about} for name, m in metrics.items()},
+                       spec=meta["spec"]["name"], profile=meta.get("profile"), spec_hash=meta.get("spec_hash"))
+    return frame

@@ -86,6 +86,7 @@ def open_storage(storage: str | None, folder: Path):
     if storage is None:
         storage = f"sqlite:///{(Path(folder) / 'optuna.db').resolve()}"
     if "://" in storage:
+        _check_sqlite_path(storage)
         try:
             return _rdb_storage(storage)
         except ImportError:
@@ -97,8 +98,47 @@ def open_storage(storage: str | None, folder: Path):
     from optuna.storages.journal import JournalFileBackend
 
     path = Path(storage).expanduser()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    if path.is_dir():
+        raise StorageError(f"--storage {storage}: is a folder; give a file for the journal (e.g. {path / 'optuna.log'}) "
+                           "or a database URL (sqlite:///path.db)")
+    _check_writable(storage, path)
+    try:
+        return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+    except OSError as exc:
+        raise StorageError(f"--storage {storage}: cannot open the journal file ({exc.strerror or exc})") from None
+
+
+def _check_writable(storage: str, path: Path) -> None:
+    """Refuse, in one line, a file that cannot be created or appended to: under a file, in a read-only place."""
+    above = next((p for p in path.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise StorageError(f"--storage {storage}: {above} is a file, not a folder; give a path in a folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.close(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644))
+    except OSError as exc:
+        raise StorageError(f"--storage {storage}: cannot write {path} ({exc.strerror or exc}); give a writable "
+                           "path") from None
+
+
+def _check_sqlite_path(url: str) -> None:
+    """A SQLite URL's file: refused in one line where it is a folder, or its folder does not exist."""
+    if not url.startswith("sqlite:///"):
+        return
+    name = url[len("sqlite:///"):].split("?", 1)[0]
+    if not name or name == ":memory:":
+        return
+    path = Path(name).expanduser()
+    if path.is_dir():
+        raise StorageError(f"--storage {url}: {path} is a folder; name the database file in it (e.g. "
+                           f"sqlite:///{path / 'optuna.db'})")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise StorageError(f"--storage {url}: {path.parent} is a file, not a folder; give a database file in a folder")
+    if not path.parent.is_dir():
+        raise StorageError(f"--storage {url}: the folder {path.parent} does not exist; create it, or give a database "
+                           "file in an existing folder")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StorageError(f"--storage {url}: {path} is read-only; give a writable database file")
 
 
 def _rdb_storage(url: str, attempts: int = 5):

@@ -37,3 +37,66 @@ def test_a_run_still_cuts_a_torn_last_line_before_its_first_append(tmp_path):
         store.append(json.loads(_row("c")))
     assert (folder / "runs.jsonl").read_bytes() == _row("a") + _row("c")
     assert not (folder / "damaged.jsonl").exists()
+
+
+def _run_with_storage(toy_env, write_spec, tmp_path, storage: str):
+    from conftest import TOY_SPEC
+
+    return harness_cli("run", write_spec(TOY_SPEC), "--profile", "quick", "--out", tmp_path / "o", "--no-progress",
+                       "--storage", storage)
+
+
+def _refused(done, *words: str) -> None:
+    """Exit 2, one line on stderr naming ``words``, no traceback, nothing run."""
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in done.stderr, done.stderr
+
+
+def test_storage_a_folder_is_refused_in_one_line(toy_env, write_spec, tmp_path):
+    (tmp_path / "tuning").mkdir()
+    _refused(_run_with_storage(toy_env, write_spec, tmp_path, str(tmp_path / "tuning")), "is a folder", "optuna.log")
+    _refused(_run_with_storage(toy_env, write_spec, tmp_path, f"sqlite:///{tmp_path / 'tuning'}"), "is a folder")
+    assert not (tmp_path / "o" / "toy" / "runs.jsonl").exists()
+
+
+def test_storage_under_a_file_is_refused_in_one_line(toy_env, write_spec, tmp_path):
+    """A path no process can create, root included (mode bits do not stop root): its folder is a file."""
+    (tmp_path / "plain").write_text("x")
+    _refused(_run_with_storage(toy_env, write_spec, tmp_path, str(tmp_path / "plain" / "j.log")),
+             f"{tmp_path / 'plain'} is a file, not a folder")
+    _refused(_run_with_storage(toy_env, write_spec, tmp_path, f"sqlite:///{tmp_path / 'plain' / 'x.db'}"),
+             "is a file, not a folder")
+
+
+def test_storage_a_sqlite_url_whose_folder_does_not_exist_is_refused(toy_env, write_spec, tmp_path):
+    _refused(_run_with_storage(toy_env, write_spec, tmp_path, f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}"),
+             f"the folder {tmp_path / 'nowhere'} does not exist")
+
+
+def test_storage_a_read_only_file_is_refused(tmp_path, monkeypatch):
+    """Read-only is simulated: tests run as root, whom mode bits do not stop, so os.open (the journal's write
+    check) and os.access (the SQLite file's) are patched to answer as for a read-only file."""
+    import errno
+    import os
+
+    import pytest
+
+    from harness import tuning
+
+    journal, database = tmp_path / "j.log", tmp_path / "x.db"
+    database.write_bytes(b"")
+    real_open = os.open
+
+    def read_only(path, flags, *rest):
+        if str(path) == str(journal) and flags & os.O_WRONLY:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(path))
+        return real_open(path, flags, *rest)
+
+    monkeypatch.setattr(os, "open", read_only)
+    with pytest.raises(tuning.StorageError, match=r"cannot write .*j\.log \(Permission denied\); give a writable"):
+        tuning.open_storage(str(journal), None)
+    monkeypatch.setattr(os, "access", lambda path, mode: str(path) != str(database))
+    with pytest.raises(tuning.StorageError, match=r"x\.db is read-only"):
+        tuning.open_storage(f"sqlite:///{database}", None)

@@ -286,7 +286,7 @@ def _load(paths: list[Path], profile: str):
 def cmd_run(args) -> int:
     from harness.plan import PlanError, RunOptions
     from harness.runner import run
-    from harness.store import StoreLocked
+    from harness.store import StoreLocked, WriteFailed
     from harness.tuning import StorageError
 
     specs = _load(args.specs, args.profile)
@@ -297,7 +297,7 @@ def cmd_run(args) -> int:
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)
-    except (PlanError, StoreLocked, StorageError) as exc:
+    except (PlanError, StoreLocked, StorageError, WriteFailed) as exc:  # WriteFailed: a full disk, one line
         raise UsageError(str(exc)) from None
     status = EXIT_OK
     for s in summaries:

@@ -11,6 +11,7 @@ off before the next append.
 """
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -33,6 +34,50 @@ class StoreLocked(RuntimeError):
     pass
 
 
+class WriteFailed(OSError):
+    """A results file that could not be written (a full disk, most often), in one line for people: which file, how
+    much was to be written, that what was written before is kept. ``harness`` exits 2 with it (:func:`write_failed`)."""
+
+    def __init__(self, message: str, errno_: int | None = None):
+        super().__init__(errno_ or errno.EIO, message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def no_space(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it: SQLAlchemy's wrapped sqlite3 error, Optuna's StorageInternalError) says
+    the disk or the quota is full."""
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if "disk is full" in str(exc) or "No space left" in str(exc):
+            return True
+        exc = getattr(exc, "orig", None) or exc.__cause__ or exc.__context__
+    return False
+
+
+def _bytes(size: int) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size} bytes"
+
+
+def write_failed(path: Path | str, exc: BaseException, size: int | None = None) -> WriteFailed:
+    """The :class:`WriteFailed` of a failed write of ``size`` bytes (None: not known) to ``path``."""
+    full = no_space(exc)
+    why = "no space left on the device" if full else (getattr(exc, "strerror", None) or " ".join(str(exc).split()))
+    needs = f" ({_bytes(size)} to write)" if size else ""
+    what = "free some space" if full else "fix that"
+    return WriteFailed(f"{path}: cannot write{needs}: {why}; everything written before is kept: {what} and run the "
+                       "command again (a run resumes where it stopped)", errno.ENOSPC if full else getattr(exc, "errno", None))
+
+
 class RunStore:
     def __init__(self, folder: Path):
         self.folder = Path(folder)
@@ -43,6 +88,8 @@ class RunStore:
         self._guard = threading.Lock()  # the fd is closed or replaced only while no fsync runs on it
         self._stop = threading.Event()
         self._syncer: threading.Thread | None = None
+        self._size = 0  # of runs.jsonl while it is open for appending: where a failed append is cut back to
+        self._sync_error: OSError | None = None  # what the background fsync raised, raised by the next append
 
     def __enter__(self) -> "RunStore":
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -57,14 +104,23 @@ class RunStore:
         if self._syncer is not None:
             self._syncer.join()
             self._syncer = None
-        self._close_file()  # fsyncs what is left
-        if self._lock_file is not None:
-            unlock_folder(self._lock_file)
-            self._lock_file = None
+        try:
+            self._close_file()  # fsyncs what is left
+        except OSError as error:
+            if exc[0] is None:  # else the error in flight is the one to report
+                raise write_failed(self.path, error) from None
+        finally:
+            if self._lock_file is not None:
+                unlock_folder(self._lock_file)
+                self._lock_file = None
 
     def _sync_loop(self) -> None:
         while not self._stop.wait(SYNC_INTERVAL_S):
-            self.sync()
+            try:
+                self.sync()
+            except OSError as exc:  # a full disk: the next append says so, in the main thread
+                self._sync_error = exc
+                return
 
     def sync(self) -> None:
         """Flush what was appended to disk (the background thread does it every :data:`SYNC_INTERVAL_S`)."""
@@ -74,21 +130,41 @@ class RunStore:
                 os.fsync(self._fd)
 
     def _close_file(self) -> None:
-        self.sync()
-        with self._guard:
-            if self._fd is not None:
-                os.close(self._fd)
-                self._fd = None
+        try:
+            self.sync()
+        finally:
+            with self._guard:
+                if self._fd is not None:
+                    os.close(self._fd)
+                    self._fd = None
 
     def append(self, record: dict[str, Any]) -> None:
         """Write one record as one line; in the kernel at once, on disk within :data:`SYNC_INTERVAL_S`."""
         line = (json.dumps(record, sort_keys=False, allow_nan=False) + "\n").encode()
         with self._guard:
-            if self._fd is None:  # a line a crash cut in half goes first (`harness repair` moves it, if run before)
-                cut_partial_line(self.path)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            os.write(self._fd, line)
+            if self._sync_error is not None:
+                raise write_failed(self.path, self._sync_error)
+            try:
+                if self._fd is None:  # a line a crash cut in half goes first (`harness repair` moves it, if run before)
+                    cut_partial_line(self.path)
+                    self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                    self._size = os.fstat(self._fd).st_size
+                written = os.write(self._fd, line)
+                while written < len(line):  # a full disk may take part of a line before it refuses the rest
+                    written += os.write(self._fd, line[written:])
+            except OSError as exc:
+                self._cut_back()
+                raise write_failed(self.path, exc, len(line)) from None
+            self._size += len(line)
             self._dirty = True
+
+    def _cut_back(self) -> None:
+        """Cut runs.jsonl back to its last whole line, after an append that failed partway."""
+        if self._fd is not None:
+            try:
+                os.ftruncate(self._fd, self._size)
+            except OSError:
+                pass  # the half line is cut by the next run, or moved aside by `harness repair`
 
     def move_aside(self, superseded: Callable[[dict[str, Any]], bool]) -> int:
         """Move the rows ``superseded`` picks from runs.jsonl to superseded.jsonl; return how many.
@@ -192,8 +268,18 @@ def cut_partial_line(path: Path) -> None:
 def _append_raw(path: Path, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        os.write(fd, data)
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            written = os.write(fd, data)
+            while written < len(data):
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(fd, size)  # the lines stay in the file they came from: none is lost or doubled
+            except OSError:
+                pass
+            raise write_failed(path, exc, len(data)) from None
     finally:
         os.close(fd)
 
@@ -202,11 +288,20 @@ def write_atomic(path: Path, content: str | bytes) -> None:
     """Write a whole file or nothing: a reader never sees a half-written leaderboard."""
     tmp = path.with_name(f".{path.name}.tmp")
     data = content.encode("utf-8") if isinstance(content, str) else content
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:  # a full disk: the file as it was stays, and no half-written copy beside it
+        try:
+            tmp.unlink(missing_ok=True)
+        except OSError:
+            pass
+        if no_space(exc):
+            raise write_failed(path, exc, len(data)) from None
+        raise
 
 
 def write_skipped_datasets(folder: Path, skipped: list[dict[str, str]]) -> None:

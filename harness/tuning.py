@@ -88,7 +88,9 @@ def open_storage(storage: str | None, folder: Path):
     if "://" in storage:
         _check_sqlite_path(storage)
         try:
-            return _rdb_storage(storage)
+            opened = _rdb_storage(storage)
+            _WHERE[id(opened)] = _without_password(storage)
+            return opened
         except ImportError:
             raise StorageError(f"--storage {_without_password(storage)}: no database driver for this URL here; for "
                                "PostgreSQL: pip install 'harness[cluster]' (psycopg)") from None
@@ -103,7 +105,9 @@ def open_storage(storage: str | None, folder: Path):
                            "or a database URL (sqlite:///path.db)")
     _check_writable(storage, path)
     try:
-        return optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+        opened = optuna.storages.JournalStorage(JournalFileBackend(str(path)))
+        _WHERE[id(opened)] = str(path)
+        return opened
     except OSError as exc:
         raise StorageError(f"--storage {storage}: cannot open the journal file ({exc.strerror or exc})") from None
 
@@ -212,6 +216,34 @@ def _owner_is_gone(owner: str) -> bool:
     return not Path(f"/proc/{pid}").exists() or _process_start(int(pid)) != start
 
 
+def _storage_writes(method):
+    """``method`` of :class:`StudyRun`, with a storage that cannot be written (a full disk: SQLite's "database or disk
+    is full", the journal's ENOSPC) raised as :class:`harness.store.WriteFailed`, one line naming the storage."""
+    import functools
+
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        from harness.store import WriteFailed, no_space, write_failed
+
+        try:
+            return method(self, *args, **kwargs)
+        except WriteFailed:
+            raise
+        except Exception as exc:  # noqa: BLE001 - Optuna wraps SQLAlchemy's errors in its own
+            if no_space(exc):
+                raise write_failed(f"the Optuna storage {_where(self.storage)}", exc) from None
+            raise
+    return guarded
+
+
+_WHERE: dict[int, str] = {}  # id of a storage open_storage opened → its URL or journal file, as messages name it
+
+
+def _where(storage) -> str:
+    """Where a storage keeps its trials, as a message names it."""
+    return _WHERE.get(id(storage), type(storage).__name__)
+
+
 class StudyRun:
     """One dataset × method study, advanced one batch of trials at a time by the orchestrator."""
 
@@ -228,6 +260,7 @@ class StudyRun:
         self.last_error: str | None = None
         self._last_draw = -1  # the number of the newest trial whose params this run drew or restored
 
+    @_storage_writes
     def start(self) -> int:
         """Open the study, take over its interrupted trials, and return how many trials are left to run."""
         import optuna
@@ -268,6 +301,7 @@ class StudyRun:
                     self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
                     self.study.tell(trial.number, state=TrialState.FAIL, skip_if_finished=True)
 
+    @_storage_writes
     def others_running(self) -> bool:
         """Done here, while another process (a second `harness run` on this storage) still runs trials of the study.
 
@@ -278,6 +312,7 @@ class StudyRun:
 
         return self.finished and bool(self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)))
 
+    @_storage_writes
     def refresh(self) -> int:
         """Take over the trials that other processes left interrupted, and see what budget is left; returns
         how many trials that adds here."""
@@ -295,6 +330,7 @@ class StudyRun:
     def finished(self) -> bool:
         return self.remaining == 0 and not self.interrupted and not self.running
 
+    @_storage_writes
     def ask_batch(self) -> list[tuple[int, list[Cell]]]:
         """Up to ``tuning.batch`` trials, each with its cells (one per validation seed): interrupted trials
         first, in their order, then new ones."""
@@ -327,6 +363,7 @@ class StudyRun:
             cells.append((number, [self.make_cell(params, seed) for seed in self.spec.tuning.seeds]))
         return cells
 
+    @_storage_writes
     def tell(self, results: dict[int, list[dict]]) -> None:
         """Tell the whole batch, in trial order: trial number → its cells' results."""
         from optuna.trial import TrialState
@@ -348,12 +385,14 @@ class StudyRun:
                     self.study.tell(number, state=TrialState.FAIL, skip_if_finished=True)
                 del self.running[number]
 
+    @_storage_writes
     def stop(self) -> None:
         """The run stops with trials unfinished: mark them interrupted, for the next run to redo."""
         with _ctrl_c_deferred():  # a second Ctrl-C (or a signal sent to the process and its group) waits
             for trial_id in [*self.running.values(), *(self._trial_id(trial.number) for trial in self.interrupted)]:
                 self.storage.set_trial_user_attr(trial_id, INTERRUPTED_ATTR, True)
 
+    @_storage_writes
     def beat(self, trial_id: int | None = None) -> None:
         """Record a heartbeat for the running trials (storages with a heartbeat only)."""
         if not has_heartbeat(self.storage):
@@ -367,6 +406,7 @@ class StudyRun:
             self._ids[number] = self.storage.get_trial_id_from_study_id_trial_number(self.study_id, number)
         return self._ids[number]
 
+    @_storage_writes
     def outcome(self) -> TuningOutcome:
         from optuna.trial import TrialState
 
@@ -384,6 +424,7 @@ class StudyRun:
         params.update(best.params)
         return TuningOutcome(params, best.value, done)
 
+    @_storage_writes
     def summary(self) -> dict[str, Any] | None:
         """What ``tuning.json`` says of this pair (see :func:`seed_stability`); None when no trial completed."""
         from optuna.trial import TrialState

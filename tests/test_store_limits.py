@@ -100,3 +100,137 @@ def test_storage_a_read_only_file_is_refused(tmp_path, monkeypatch):
     monkeypatch.setattr(os, "access", lambda path, mode: str(path) != str(database))
     with pytest.raises(tuning.StorageError, match=r"x\.db is read-only"):
         tuning.open_storage(f"sqlite:///{database}", None)
+
+
+# A full disk, simulated in the `harness` subprocess by a sitecustomize module (Python imports it at start-up from
+# PYTHONPATH): ENOSPC from the N-th write of one kind on, as a full disk answers: runs.jsonl's os.write (after
+# taking part of the line), Optuna's journal file or SQLite commit, or a page's temporary file.
+FULL_DISK = '''
+import builtins, errno, os
+MODE, AFTER = os.environ["HARNESS_TEST_ENOSPC"].split(":")
+AFTER = int(AFTER)
+calls = [0]
+
+def full():
+    calls[0] += 1
+    return calls[0] > AFTER
+
+def enospc(path=""):
+    return OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), path)
+
+if MODE == "append":
+    real_write = os.write
+    def write(fd, data):
+        try:
+            name = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            name = ""
+        if name.endswith("runs.jsonl") and full():
+            if calls[0] == AFTER + 1:
+                real_write(fd, bytes(data)[:10])  # part of the line, then no more room
+            raise enospc()
+        return real_write(fd, data)
+    os.write = write
+elif MODE == "page":
+    real_open = builtins.open
+    def open_(file, mode="r", *args, **kwargs):
+        if str(file).endswith(".leaderboard.html.tmp") and full():
+            raise enospc(str(file))
+        return real_open(file, mode, *args, **kwargs)
+    builtins.open = open_
+else:
+    import optuna
+    if MODE == "journal":
+        from optuna.storages.journal import JournalFileBackend
+        real = JournalFileBackend.append_logs
+        def append_logs(self, logs):
+            if full():
+                raise enospc()
+            return real(self, logs)
+        JournalFileBackend.append_logs = append_logs
+    else:  # sqlite: as SQLAlchemy and Optuna raise it
+        import sqlite3
+        import sqlalchemy.exc
+        real = optuna.storages.RDBStorage.set_trial_state_values
+        def set_trial_state_values(self, *args, **kwargs):
+            if full():
+                try:
+                    raise sqlalchemy.exc.OperationalError("UPDATE trials", {}, sqlite3.OperationalError("database or disk is full"))
+                except sqlalchemy.exc.OperationalError as exc:
+                    raise optuna.exceptions.StorageInternalError("An exception is raised during the commit.") from exc
+            return real(self, *args, **kwargs)
+        optuna.storages.RDBStorage.set_trial_state_values = set_trial_state_values
+'''
+
+
+def _full_disk_run(tmp_path, monkeypatch, write_spec, mode: str, *extra: str):
+    import os
+
+    from conftest import TOY_SPEC
+
+    hooks = tmp_path / "hooks"
+    hooks.mkdir(exist_ok=True)
+    (hooks / "sitecustomize.py").write_text(FULL_DISK)
+    spec = write_spec(TOY_SPEC)
+    args = ("run", spec, "--out", tmp_path / "o", "--no-progress", "--jobs", "1", *extra)
+    with monkeypatch.context() as patch:
+        patch.setenv("HARNESS_TEST_ENOSPC", mode)
+        patch.setenv("PYTHONPATH", os.pathsep.join([str(hooks), os.environ["PYTHONPATH"]]))
+        failed = harness_cli(*args)
+    return failed, lambda: harness_cli(*args)
+
+
+def _one_line_exit_2(done, *words: str) -> None:
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+
+
+def _keys(folder) -> list[str]:
+    lines = (folder / "runs.jsonl").read_bytes().splitlines(keepends=True)
+    assert all(line.endswith(b"\n") for line in lines)
+    return [json.loads(line)["key"] for line in lines]
+
+
+def test_a_full_disk_while_appending_a_row_ends_in_one_line_and_a_rerun_resumes(toy_env, write_spec, tmp_path,
+                                                                                monkeypatch):
+    failed, again = _full_disk_run(tmp_path, monkeypatch, write_spec, "append:3")
+    _one_line_exit_2(failed, "runs.jsonl: cannot write", "no space left on the device", "everything written before is kept")
+    folder = tmp_path / "o" / "toy"
+    assert len(_keys(folder)) == 3  # the rows before, whole; the part of the fourth cut back
+    done = again()
+    assert done.returncode == 0, done.stderr
+    keys = _keys(folder)
+    assert len(keys) == len(set(keys)) == 12  # 2 datasets × 2 methods × 3 seeds, none twice
+
+
+def test_a_full_disk_in_the_optuna_journal_ends_in_one_line_and_a_rerun_resumes(toy_env, write_spec, tmp_path,
+                                                                               monkeypatch):
+    journal = tmp_path / "optuna.log"
+    failed, again = _full_disk_run(tmp_path, monkeypatch, write_spec, "journal:20", "--storage", str(journal))
+    _one_line_exit_2(failed, f"the Optuna storage {journal}: cannot write", "no space left on the device")
+    done = again()
+    assert done.returncode == 0, done.stderr
+    keys = _keys(tmp_path / "o" / "toy")
+    assert len(keys) == len(set(keys)) == 12
+
+
+def test_a_full_disk_in_the_sqlite_storage_ends_in_one_line(toy_env, write_spec, tmp_path, monkeypatch):
+    failed, again = _full_disk_run(tmp_path, monkeypatch, write_spec, "sqlite:3")
+    _one_line_exit_2(failed, "the Optuna storage sqlite:///", "optuna.db: cannot write", "no space left on the device")
+    done = again()
+    assert done.returncode == 0, done.stderr
+    keys = _keys(tmp_path / "o" / "toy")
+    assert len(keys) == len(set(keys)) == 12
+
+
+def test_a_full_disk_while_writing_the_pages_ends_in_one_line(toy_env, write_spec, tmp_path, monkeypatch):
+    failed, again = _full_disk_run(tmp_path, monkeypatch, write_spec, "page:0")
+    _one_line_exit_2(failed, "leaderboard.html: cannot write", "no space left on the device")
+    folder = tmp_path / "o" / "toy"
+    assert len(_keys(folder)) == 12 and not (folder / ".leaderboard.html.tmp").exists()
+    done = again()
+    assert done.returncode == 0 and "nothing new to run (12 already done)" in done.stdout, done.stdout + done.stderr
+    assert (folder / "leaderboard.html").exists()

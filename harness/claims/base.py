@@ -96,6 +96,24 @@ def margin_text(margin: float) -> str:
     return f"the margin {margin:g}" if margin else "0"
 
 
+def t_verdict(pairs: Sequence[float], margin: float, why_not: str | None = None, more: str = "more seeds"):
+    """The paired t-test of independent ``pairs`` (oriented: + favours the claim) against ``margin``: the test's
+    result, the verdict by :func:`interval_verdict`, and the reason in words (``why_not`` says what a refutation
+    means for this kind; ``more``, what could decide an inconclusive one)."""
+    from harness.stats import one_sided_t
+
+    result = one_sided_t(pairs, margin)
+    verdict = interval_verdict(*result.interval, margin)
+    side = margin_text(margin)
+    if verdict == REPRODUCED:
+        reason = f"the whole interval is above {side}"
+    elif verdict == NOT_REPRODUCED:
+        reason = f"the whole interval is at or below {side}" + (f": {why_not}" if why_not else "")
+    else:
+        reason = f"the interval contains {side}; {more} could decide it"
+    return result, verdict, reason
+
+
 def pairs_text(pairs: int, unit: str) -> str:
     return f"{pairs} independent pair{'' if pairs == 1 else 's'} ({unit})"
 

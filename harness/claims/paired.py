@@ -21,8 +21,8 @@ from typing import ClassVar, Sequence
 
 from harness.claims._rows import indexed
 from harness.claims.base import (
-    DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPLICATES, REPRODUCED, SEED, ClaimKind,
-    SpecContext, VerdictMixin, interval_verdict, margin_text, pairs_text,
+    DATASET_SEED, INCONCLUSIVE, REPLICATE_SCHEMA, REPLICATES, SEED, ClaimKind,
+    SpecContext, VerdictMixin, pairs_text, t_verdict,
 )
 
 PAIRED = "paired"
@@ -225,19 +225,9 @@ def paired_verdict(claim: dict, rows, goal: str, order: Sequence[str] = ()) -> V
         return Verdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
                        reason=f"only {len(d)} independent pair{'' if len(d) == 1 else 's'} ({unit}) with both methods "
                               f"ok; the claim needs at least {min_pairs}", **base)
-    from harness.stats import one_sided_t
-
-    result = one_sided_t(d, margin)
+    more = "more seeds or datasets" if replicate == DATASET_SEED else "more seeds"
+    result, verdict, reason = t_verdict(d, margin, f"{claim['than']} is at least as good", more)
     lo, hi = result.interval
-    verdict = interval_verdict(lo, hi, margin)
-    side = margin_text(margin)
-    if verdict == REPRODUCED:
-        reason = f"the whole interval is above {side}"
-    elif verdict == NOT_REPRODUCED:
-        reason = f"the whole interval is at or below {side}: {claim['than']} is at least as good"
-    else:
-        more = "more seeds or datasets" if replicate == DATASET_SEED else "more seeds"
-        reason = f"the interval contains {side}; {more} could decide it"
     return Verdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
                    reason=reason, **base)
 

@@ -17,8 +17,8 @@ from typing import ClassVar, Sequence
 
 from harness.claims._rows import claim_columns
 from harness.claims.base import (
-    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, SpecContext, VerdictMixin, interval_verdict, margin_text,
-    pairs_text,
+    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, SpecContext, VerdictMixin, interval_verdict, pairs_text,
+    t_verdict,
 )
 from harness.claims.paired import PAIR_PROPERTIES
 
@@ -319,19 +319,9 @@ def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict | 
         return ScalingVerdict(verdict=INCONCLUSIVE, mean_difference=None, interval=None, p_value=None,
                               reason=f"only {len(differences)} seed(s) with both methods ok on at least {MIN_SIZES} "
                                      f"sizes spanning {MIN_SIZE_SPAN:g}x; the claim needs at least {min_pairs}", **base)
-    from harness.stats import one_sided_t
-
-    result = one_sided_t(differences, margin)
+    why_not = f"{than}'s exponent does not exceed {better}'s by more than {margin:g}" if goal == "min" else None
+    result, verdict, reason = t_verdict(differences, margin, why_not)
     lo, hi = result.interval
-    verdict = interval_verdict(lo, hi, margin)
-    side = margin_text(margin)
-    if verdict == REPRODUCED:
-        reason = f"the whole interval is above {side}"
-    elif verdict == NOT_REPRODUCED:
-        reason = (f"the whole interval is at or below {side}: {than}'s exponent does not exceed {better}'s by more "
-                  f"than {margin:g}" if goal == "min" else f"the whole interval is at or below {side}")
-    else:
-        reason = f"the interval contains {side}; more seeds could decide it"
     return ScalingVerdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi), p_value=result.p_value,
                           reason=reason, **base)
 

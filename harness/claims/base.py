@@ -128,6 +128,14 @@ class VerdictMixin:
     def provenance(self) -> str:
         return provenance(self.source, self.quote)
 
+    def pairs_text(self) -> str:
+        """How many independent pairs the test had, and what one is (a kind with ``pairs`` and ``unit``)."""
+        return pairs_text(self.pairs, self.unit)
+
+    def spread_text(self) -> str:
+        """Each dataset's share of the verdict (a kind with ``per_dataset``; a kind without one overrides this)."""
+        return "; ".join(e.text() for e in self.per_dataset)
+
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
 

@@ -66,9 +66,6 @@ class BoundVerdict(VerdictMixin):
     def bound_text(self) -> str:
         return f"{self.metric} {'≤' if self.side == 'at_most' else '≥'} {self.bound:g}"
 
-    def spread_text(self) -> str:
-        return "; ".join(e.text() for e in self.per_dataset)
-
     def evidence(self) -> str:
         worst = f"; the worst cell: {self.worst.text()}" if self.worst else ""
         return (f"{self.bound_text()} on every cell of {', '.join(self.methods)}: {self.cells} cell(s) checked, "

@@ -14,7 +14,7 @@ from typing import ClassVar, Sequence
 
 from harness.claims.base import (
     DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPRODUCED, SEED, ClaimKind, SpecContext,
-    VerdictMixin, interval_verdict, pairs_text,
+    VerdictMixin, interval_verdict,
 )
 from harness.claims.paired import DatasetEvidence, paired_cells, per_dataset_evidence, replicates
 
@@ -45,12 +45,6 @@ class EquivalenceVerdict(VerdictMixin):
     precondition: str | None = None
 
     kind: ClassVar[str] = EQUIVALENCE
-
-    def pairs_text(self) -> str:
-        return pairs_text(self.pairs, self.unit)
-
-    def spread_text(self) -> str:
-        return "; ".join(e.text() for e in self.per_dataset)
 
     def evidence(self) -> str:
         if self.mean_difference is None:

@@ -22,7 +22,7 @@ from typing import ClassVar, Sequence
 from harness.claims._rows import indexed
 from harness.claims.base import (
     DATASET_SEED, INCONCLUSIVE, REPLICATE_SCHEMA, REPLICATES, SEED, ClaimKind,
-    SpecContext, VerdictMixin, pairs_text, t_verdict,
+    SpecContext, VerdictMixin, t_verdict,
 )
 
 PAIRED = "paired"
@@ -80,13 +80,6 @@ class Verdict(VerdictMixin):
     precondition: str | None = None  # the precondition's own check, in words (absent when the claim states none)
 
     kind: ClassVar[str] = PAIRED
-
-    def pairs_text(self) -> str:
-        return pairs_text(self.pairs, self.unit)
-
-    def spread_text(self) -> str:
-        """Each dataset's mean difference (+ favours ``better``), with its 95% half-width over seeds."""
-        return "; ".join(e.text() for e in self.per_dataset)
 
     def line(self) -> str:
         numbers = ""

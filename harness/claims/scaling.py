@@ -17,8 +17,7 @@ from typing import ClassVar, Sequence
 
 from harness.claims._rows import claim_columns
 from harness.claims.base import (
-    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, SpecContext, VerdictMixin, interval_verdict, pairs_text,
-    t_verdict,
+    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, SpecContext, VerdictMixin, interval_verdict, t_verdict,
 )
 from harness.claims.paired import PAIR_PROPERTIES
 
@@ -140,9 +139,6 @@ class ScalingVerdict(VerdictMixin):
     precondition: str | None = None
 
     kind: ClassVar[str] = SCALING
-
-    def pairs_text(self) -> str:
-        return pairs_text(self.pairs, self.unit)
 
     def sizes_text(self) -> str:
         return f"{self.size} = {', '.join(f'{s:g}' for s in self.sizes)}" if self.sizes else f"no {self.size} measured"

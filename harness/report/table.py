@@ -30,19 +30,23 @@ def read_results(folder: str | Path, history: bool = False):
     from harness.report.folder import folder_metrics, read_folder
 
     folder = Path(folder)
-    meta, rows = read_folder(folder)
-    if history:
-        from harness.store import read_runs
+    if history:  # every line: the current rows are not needed, only the spec they were read against
+        from harness.report.board import NoResults
+        from harness.store import load_yaml, read_runs
 
+        if not (folder / "spec.yaml").exists():
+            raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
+        meta = load_yaml((folder / "spec.yaml").read_text())
         frame = pd.json_normalize(list(read_runs(folder)), sep=".")
         frame = frame.rename(columns=lambda c: "metric." + c[len("metrics."):] if c.startswith("metrics.") else c)
     else:
         from harness.columns import column
 
+        meta, rows = read_folder(folder)
         data = {name: column(rows, name) for name in FIELDS}
         recorded = column(rows, "metrics")
         for name in dict.fromkeys(name for metrics in recorded for name in (metrics or {})):
-            data[f"metric.{name}"] = pd.array([(metrics or {}).get(name) for metrics in recorded], dtype="Float64")
+            data[f"metric.{name}"] = [(metrics or {}).get(name) for metrics in recorded]
         frame = pd.DataFrame(data)
     for name in [c for c in frame.columns if c.startswith("metric.")]:
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)  # a null or a text: NaN, as missing

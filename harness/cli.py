@@ -179,13 +179,21 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--quick", action="store_true", help="each benchmark once, nothing stored: checks that the suite runs")
     q.add_argument("--bench", metavar="REGEX", help="only benchmarks whose name matches")
     q.add_argument("--machine", metavar="NAME", help="pinned asv machine name (default: $HARNESS_BENCH_MACHINE or 'local')")
-    q = bench.add_parser("compare", help="before / after / ratio of every benchmark; exit 1 when a kernel got slower")
-    q.add_argument("base", metavar="BASE", help="commit (hash, branch, tag) of the baseline results")
-    q.add_argument("head", metavar="HEAD", help="commit whose results are checked")
+    q = bench.add_parser("compare", help="time two commits interleaved (with an A/A arm for the noise band); exit 1 "
+                                         "when a kernel got slower")
+    q.add_argument("base", metavar="BASE", help="commit (hash, branch, tag) of the baseline")
+    q.add_argument("head", metavar="HEAD", help="commit that is checked")
     q.add_argument("--factor", type=_factor, default=1.2,
-                   help="a kernel is slower when its median grew by more than this factor and the change is "
-                        "significant (default 1.2)")
-    q.add_argument("--machine", metavar="NAME", help="machine name the results were stored under (default as for run)")
+                   help="a kernel is slower when its ratio exceeds this factor and the change is significant: its "
+                        "interval lies above the A/A noise band (with --stored: asv's test) (default 1.2)")
+    q.add_argument("--rounds", type=_rounds, default=6,
+                   help="interleaved rounds of base, head and base again (default 6; more narrow the intervals)")
+    q.add_argument("--bench", metavar="REGEX", help="only benchmarks whose name matches")
+    q.add_argument("--json", type=Path, metavar="FILE", help="write the session (every sample, trees, verdicts) here")
+    q.add_argument("--stored", action="store_true",
+                   help="compare the results `harness bench run` stored for each commit instead of timing them now")
+    q.add_argument("--machine", metavar="NAME",
+                   help="with --stored: machine name the results were stored under (default as for run)")
     return parser
 
 
@@ -232,6 +240,13 @@ def _factor(text: str) -> float:
     value = _positive(float)(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a factor ≥ 1, found {text!r}")
+    return value
+
+
+def _rounds(text: str) -> int:
+    value = _positive(int)(text)
+    if value < 2:
+        raise argparse.ArgumentTypeError(f"expected at least 2 rounds (an interval needs two), found {text!r}")
     return value
 
 
@@ -541,6 +556,8 @@ def cmd_bench(args) -> int:
     from harness import bench
 
     try:
+        if args.bench_command == "compare" and not args.stored:
+            return _bench_interleaved(args)
         if args.bench_command == "compare":
             rows, text = bench.compare_commits(args.base, args.head, args.factor, args.machine)
             print(text)
@@ -567,6 +584,23 @@ def cmd_bench(args) -> int:
             print(f"asv measured nothing (asv exit code {outcome.asv_exit}); see its output above", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
+
+
+def _bench_interleaved(args) -> int:
+    from harness import bench_session
+
+    session = bench_session.run_session(args.base, args.head, args.factor, args.rounds, args.bench,
+                                        echo=lambda line: print(line, file=sys.stderr))
+    if args.json:
+        bench_session.write_record(session, args.json)
+    print(bench_session.render(session))
+    bad = [r for r in session.rows if r.status in ("slower", "failed")]
+    for r in bad:
+        what = f"{r.ratio:.2f}× slower ({r.clock})" if r.status == "slower" else f"failed ({r.note})"
+        print(f"REGRESSION {r.name}: {what}", file=sys.stderr)
+    print(f"{len(bad)} regression(s) among {len(session.rows)} benchmarks" if bad else
+          f"no kernel slower by more than {args.factor:g}× among {len(session.rows)} benchmarks")
+    return EXIT_FAILED if bad else EXIT_OK
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,

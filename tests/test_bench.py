@@ -104,7 +104,7 @@ def test_compare_flags_a_kernel_twice_as_slow(project, capsys):
     slow = suite()
     slow[SWEEP] = time_row([["400"]], [jitter(3.2e-3)])  # 1.6 ms → 3.2 ms
     write_results(project, "ci", HEAD, slow)
-    assert main(["bench", "compare", BASE[:7], HEAD[:7], "--machine", "ci"]) == 1
+    assert main(["bench", "compare", "--stored", BASE[:7], HEAD[:7], "--machine", "ci"]) == 1
     out, err = capsys.readouterr()
     assert f"REGRESSION {SWEEP}(n=400): 2.00× slower" in err
     line = next(l for l in out.splitlines() if SWEEP in l)
@@ -117,7 +117,7 @@ def test_compare_flags_a_kernel_twice_as_slow(project, capsys):
 def test_compare_nothing_changed(project, capsys):
     write_results(project, "ci", BASE, suite())
     write_results(project, "ci", HEAD, suite())
-    assert main(["bench", "compare", BASE, HEAD, "--machine", "ci", "--factor", "1.2"]) == 0
+    assert main(["bench", "compare", "--stored", BASE, HEAD, "--machine", "ci", "--factor", "1.2"]) == 0
     out = capsys.readouterr().out
     assert "no kernel slower by more than 1.2× among 7 benchmarks" in out
     assert f"{EIGEN}(n=1000, variant='cc')" in out
@@ -125,11 +125,11 @@ def test_compare_nothing_changed(project, capsys):
 
 def test_compare_missing_commit_exits_2(project):
     write_results(project, "ci", BASE, suite())
-    done = harness_cli("bench", "compare", BASE, "3333333", "--machine", "ci", cwd=project)
+    done = harness_cli("bench", "compare", "--stored", BASE, "3333333", "--machine", "ci", cwd=project)
     assert done.returncode == 2
     assert "HEAD '3333333': no asv results" in done.stderr and "1111111a" in done.stderr
     # results stored under another machine name are not this machine's
-    assert harness_cli("bench", "compare", BASE, BASE, "--machine", "laptop", cwd=project).returncode == 2
+    assert harness_cli("bench", "compare", "--stored", BASE, BASE, "--machine", "laptop", cwd=project).returncode == 2
 
 
 def test_compare_needs_significance_not_only_the_factor(project, capsys):
@@ -142,7 +142,7 @@ def test_compare_needs_significance_not_only_the_factor(project, capsys):
     base[SWEEP] = time_row([["400"]], [[x * 1e-3 for x in (1.0, 3.6, 1.1, 3.3, 1.5, 1.2, 3.1, 1.4, 1.6, 2.5)]])
     write_results(project, "ci", BASE, base)
     write_results(project, "ci", HEAD, noisy)
-    assert main(["bench", "compare", BASE, HEAD, "--machine", "ci"]) == 1
+    assert main(["bench", "compare", "--stored", BASE, HEAD, "--machine", "ci"]) == 1
     out, err = capsys.readouterr()
     sweep = next(l for l in out.splitlines() if SWEEP in l)
     assert sweep.startswith("same") and "not significant" in sweep, sweep
@@ -154,7 +154,7 @@ def test_compare_failed_kernel_and_changed_track(project, capsys):
     moved is shown but left to `harness regress`."""
     write_results(project, "ci", BASE, suite())
     write_results(project, "ci", HEAD, suite(eigen_failed=True, ari=0.5))
-    assert main(["bench", "compare", BASE, HEAD, "--machine", "ci"]) == 1
+    assert main(["bench", "compare", "--stored", BASE, HEAD, "--machine", "ci"]) == 1
     out, err = capsys.readouterr()
     assert err.count("REGRESSION") == 4 and f"REGRESSION {EIGEN}(n=400, variant='cc++'): failed" in err
     track = next(l for l in out.splitlines() if TRACK in l)
@@ -169,7 +169,7 @@ def test_compare_leaves_skipped_benchmarks_alone(project, capsys):
     head[PEAK] = [[float("nan")], [["10"]], "1", 1796010921405, 0.1]
     write_results(project, "ci", BASE, base)
     write_results(project, "ci", HEAD, head)
-    assert main(["bench", "compare", BASE, HEAD, "--machine", "ci"]) == 0
+    assert main(["bench", "compare", "--stored", BASE, HEAD, "--machine", "ci"]) == 0
     line = next(l for l in capsys.readouterr().out.splitlines() if PEAK in l)
     assert line.startswith("skipped") and "n/a" in line
 
@@ -182,12 +182,12 @@ def test_compare_reads_results_from_several_runs_of_one_commit(project, capsys):
     later[SWEEP] = time_row([["400"]], [jitter(3.2e-3)])
     later[SWEEP][3] += 1000  # started later
     write_results(project, "ci", HEAD, later, env="other_venv")
-    assert main(["bench", "compare", BASE, HEAD, "--machine", "ci"]) == 1
+    assert main(["bench", "compare", "--stored", BASE, HEAD, "--machine", "ci"]) == 1
     assert f"REGRESSION {SWEEP}(n=400): 2.00× slower" in capsys.readouterr().err
 
 
 def test_factor_must_be_at_least_one(project):
-    done = harness_cli("bench", "compare", BASE, HEAD, "--factor", "0.8", cwd=project)
+    done = harness_cli("bench", "compare", "--stored", BASE, HEAD, "--factor", "0.8", cwd=project)
     assert done.returncode == 2 and "factor ≥ 1" in done.stderr
 
 
@@ -282,10 +282,10 @@ def test_bench_run_compare_publish_on_two_commits(tmp_path):
         assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
         assert f"2 measured, 0 failed for {commit[:8]} on machine 'ci-test'" in done.stdout
     assert "ci-test" in json.loads((tmp_path / "home" / ".asv-machine.json").read_text())
-    done = harness("bench", "compare", commits[0], commits[1], "--machine", "ci-test", "--factor", "1.2")
+    done = harness("bench", "compare", "--stored", commits[0], commits[1], "--machine", "ci-test", "--factor", "1.2")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "REGRESSION kernels.Kernel.time_sleep" in done.stderr
-    assert harness("bench", "compare", commits[0], commits[0], "--machine", "ci-test").returncode == 0
+    assert harness("bench", "compare", "--stored", commits[0], commits[0], "--machine", "ci-test").returncode == 0
     published = subprocess.run([sys.executable, "-m", "asv", "publish"], cwd=repo, env=env, capture_output=True,
                                text=True, timeout=120)
     assert published.returncode == 0, published.stdout + published.stderr
@@ -299,8 +299,9 @@ def test_bench_run_compare_publish_on_two_commits(tmp_path):
 
 
 def test_workflow_calls_only_what_these_tests_exercise():
-    """.github/workflows/benchmarks.yml: `harness bench run --machine`, `harness bench compare
-    --factor --machine` and `asv publish`, which test_bench_run_compare_publish_on_two_commits runs."""
+    """.github/workflows/benchmarks.yml: `harness bench run --machine` and `asv publish`, which
+    test_bench_run_compare_publish_on_two_commits runs, and `harness bench compare --factor --json`, which
+    test_bench_compare.py's test_a_planted_slowdown_is_flagged_alone runs."""
     import re
 
     import yaml
@@ -310,7 +311,7 @@ def test_workflow_calls_only_what_these_tests_exercise():
     harness_calls = re.findall(r"\bharness ([^\n;&|>]*)", scripts)
     asv_calls = re.findall(r"-m asv (\w+)", scripts)
     assert harness_calls and asv_calls == ["publish"]
-    exercised = {"bench run": {"--machine"}, "bench compare": {"--factor", "--machine"}, "bench --help": set()}
+    exercised = {"bench run": {"--machine"}, "bench compare": {"--factor", "--json"}, "bench --help": set()}
     for call in harness_calls:
         words = call.split()
         command = " ".join(words[:2])

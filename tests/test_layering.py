@@ -312,7 +312,8 @@ def test_the_engine_has_no_import_cycle():
 ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaves: declare, parse or probe, and import nothing of the harness",
      ("harness.devices", "harness.metrics", "harness.code", "harness.stats", "harness.progress", "harness.hardware",
-      "harness.optuna_private", "harness.spec.model", "harness.report.blocks", "harness.bench")),
+      "harness.optuna_private", "harness.spec.model", "harness.report.blocks", "harness.bench",
+      "harness.bench_worker", "harness.bench_session")),
     ("the task contract (what a task family builds on)",
      ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation")),
     ("results on disk, names, the framework adapter, samplers",

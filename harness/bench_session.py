@@ -70,11 +70,12 @@ def refuse_dirty(root: Path, commits: dict[str, str]) -> None:
     """Uncommitted changes to tracked files, when BASE or HEAD names the checked-out commit: the session times
     commits, so those changes would silently not be timed."""
     checked_out = _git(root, "rev-parse", "HEAD").stdout.strip()
-    named = [label for label, commit in commits.items() if commit == checked_out]
+    named = [label.upper() for label, commit in commits.items() if commit == checked_out]
     changed = _git(root, "status", "--porcelain", "--untracked-files=no").stdout.splitlines()
     if named and changed:
         raise BenchUsage(f"the working tree has uncommitted changes ({len(changed)} file(s), e.g. "
-                         f"{changed[0][3:]}) and {' and '.join(named)} is the checked-out commit {checked_out[:8]}: "
+                         f"{changed[0][3:]}) and {' and '.join(named)} {'are' if len(named) > 1 else 'is'} the checked-out "
+                         f"commit {checked_out[:8]}: "
                          f"bench compare times committed code only; commit or stash them first")
 
 
@@ -110,14 +111,16 @@ class ArmDied(RuntimeError):
 class Arm:
     """One worker process: a commit's tree, its suite imported, answering ``measure`` requests."""
 
-    def __init__(self, label: str, commit: str, tree: Path, benchmark_dir: str, scratch: Path, instructions: bool):
+    def __init__(self, label: str, commit: str, tree: Path, benchmark_dir: str, scratch: Path, instructions: bool,
+                 modules: list[str] | None = None):
         self.label, self.commit, self.tree = label, commit, tree
         cwd = scratch / f"cwd-{label}"
         cwd.mkdir(exist_ok=True)
         self.log = (scratch / f"{label}.log").open("ab")
         env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}  # the tree for the suite's children too
         command = [sys.executable, "-I", str(scratch / WORKER.name), str(tree), benchmark_dir]
-        self.process = subprocess.Popen(command + (["instructions"] if instructions else []), cwd=cwd, env=env,
+        command += ["instructions" if instructions else "-"] + ([",".join(modules)] if modules else [])
+        self.process = subprocess.Popen(command, cwd=cwd, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
         self.hello = self._reply(300.0)
         if "error" in self.hello:
@@ -277,11 +280,16 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
         settings["again"] = settings["base"]
         commit_of = {**commits, "again": commits["base"]}
 
+        modules: list[str] | None = None  # after the first round, the workers import the timed kernels' only
+
+        def new_arm(label: str) -> Arm:
+            return Arm(label, commit_of[label], trees[label], settings[label][0], scratch, instructions, modules)
+
         def start_arms() -> dict[str, Arm]:
             arms: dict[str, Arm] = {}
             try:
                 for label in ARMS:
-                    arms[label] = Arm(label, commit_of[label], trees[label], settings[label][0], scratch, instructions)
+                    arms[label] = new_arm(label)
             except BaseException:
                 for arm in arms.values():
                     arm.close()
@@ -312,6 +320,7 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
                                                   note=f"benchmark version {b[2]['version']} → {h[2]['version']}")
             else:
                 timed.append(label)
+        modules = sorted({suites["base"][label][2]["module"] for label in timed}) or None
         samples = {label: {arm: [] for arm in ARMS} for label in timed}
         errors: dict[str, dict[str, str]] = {label: {} for label in timed}
         numbers: dict[str, int] = {}
@@ -320,8 +329,7 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
             try:
                 return arms[arm_label].ask(request, limit)
             except ArmDied as exc:  # a fresh worker for the kernels after this one
-                arms[arm_label] = Arm(arm_label, commit_of[arm_label], trees[arm_label], settings[arm_label][0],
-                                      scratch, instructions)
+                arms[arm_label] = new_arm(arm_label)
                 return {"failed": f"the worker {exc} (limit {limit:g} s)"}
 
         for r in range(rounds):

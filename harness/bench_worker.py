@@ -1,6 +1,7 @@
 """One arm of an interleaved ``harness bench compare`` session: times one commit's asv benchmarks in this process.
 
-The parent (:mod:`harness.bench_session`) starts it as ``python -I bench_worker.py TREE BENCHMARK_DIR`` with the
+The parent (:mod:`harness.bench_session`) starts it as ``python -I bench_worker.py TREE BENCHMARK_DIR
+[instructions|-] [MODULE,...]`` (the modules: only those, once the first round has found the kernels) with the
 commit's source tree (``git archive``'s copy) as ``TREE``. ``-I`` keeps the script's own folder and
 ``PYTHONPATH`` off ``sys.path``; ``TREE`` goes first on it before anything is imported, so the commit's
 ``harness``, ``implementations``, ... are imported, not the editable install of the checkout that runs the
@@ -59,10 +60,10 @@ def clock_of(timer) -> str:
     return "cpu" if abs(reading - time.process_time()) < abs(reading - time.perf_counter()) else "wall"
 
 
-def discover(tree: str, benchmark_dir: str) -> dict[str, dict]:
+def discover(tree: str, benchmark_dir: str, only: set[str] | None = None) -> dict[str, dict]:
     """``{name: {"owner": class or module, "method": callable name, "params", "param_names", "version",
     "clock", "timeout", "number"}}`` for every ``time_*`` benchmark of the suite, named as asv names them
-    (``module.Class.time_x``, the module's path relative to the benchmark folder)."""
+    (``module.Class.time_x``, the module's path relative to the benchmark folder); ``only``: just these modules."""
     root = os.path.join(tree, benchmark_dir)
     package = os.path.basename(os.path.normpath(benchmark_dir))
     sys.path.insert(1, os.path.dirname(os.path.abspath(root)))
@@ -74,6 +75,8 @@ def discover(tree: str, benchmark_dir: str) -> dict[str, dict]:
             if not file.endswith(".py") or file.startswith("_"):
                 continue
             relative = os.path.relpath(os.path.join(folder, file[:-3]), root).replace(os.sep, ".")
+            if only is not None and relative not in only:
+                continue
             module = importlib.import_module(f"{package}.{relative}")
             for name, obj in sorted(vars(module).items()):
                 if getattr(obj, "__module__", None) != module.__name__:
@@ -81,16 +84,16 @@ def discover(tree: str, benchmark_dir: str) -> dict[str, dict]:
                 if isinstance(obj, type):
                     for attr in sorted(dir(obj)):
                         if attr.startswith(KINDS) and callable(getattr(obj, attr)):
-                            found[f"{relative}.{name}.{attr}"] = _describe(obj, attr, getattr(obj, attr))
+                            found[f"{relative}.{name}.{attr}"] = _describe(obj, attr, getattr(obj, attr), relative)
                 elif callable(obj) and name.startswith(KINDS):
-                    found[f"{relative}.{name}"] = _describe(module, name, obj)
+                    found[f"{relative}.{name}"] = _describe(module, name, obj, relative)
     return found
 
 
-def _describe(owner, attr: str, function) -> dict:
+def _describe(owner, attr: str, function, module: str) -> dict:
     source = function if not isinstance(owner, type) else owner
     params, names = _params(source)
-    return {"owner": owner, "method": attr, "params": params, "param_names": names,
+    return {"owner": owner, "method": attr, "module": module, "params": params, "param_names": names,
             "version": str(getattr(function, "version", getattr(owner, "version", None))),
             "clock": clock_of(getattr(source, "timer", None)), "timeout": float(getattr(source, "timeout", 60.0)),
             "number": int(getattr(source, "number", 0) or 0)}
@@ -162,9 +165,9 @@ class Counter:
 # --- measuring ---------------------------------------------------------------------------------------------------
 
 class Arm:
-    def __init__(self, tree: str, benchmark_dir: str, count_instructions: bool):
+    def __init__(self, tree: str, benchmark_dir: str, count_instructions: bool, only: set[str] | None = None):
         self.tree, self.benchmark_dir = tree, benchmark_dir
-        self.suite = discover(tree, benchmark_dir)
+        self.suite = discover(tree, benchmark_dir, only)
         self.caches: dict[int, object] = {}
         self.current: tuple | None = None  # the prepared combination: (function, args, teardown, number)
         self.counter = Counter.open() if count_instructions else None
@@ -172,7 +175,7 @@ class Arm:
     def hello(self) -> dict:
         names = {}
         for name, entry in self.suite.items():
-            names[name] = {k: entry[k] for k in ("params", "param_names", "version", "clock", "timeout")}
+            names[name] = {k: entry[k] for k in ("module", "params", "param_names", "version", "clock", "timeout")}
             names[name]["params"] = [[repr(v) for v in values] for values in entry["params"]]
         return {"hello": names, "foreign": foreign_modules(self.tree), "python": sys.executable,
                 "instructions": None if self.counter else (Counter.why_not or "not asked for")}
@@ -231,11 +234,12 @@ class Arm:
 def main(argv: list[str]) -> int:
     tree, benchmark_dir = os.path.realpath(argv[1]), argv[2]
     count_instructions = len(argv) > 3 and argv[3] == "instructions"
+    only = set(argv[4].split(",")) if len(argv) > 4 else None  # the modules of the kernels timed, after round 1
     reply = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # the benchmarks' prints go to stderr, never into the replies
     sys.path.insert(0, tree)
     try:
-        arm = Arm(tree, benchmark_dir, count_instructions)
+        arm = Arm(tree, benchmark_dir, count_instructions, only)
     except BaseException:  # noqa: BLE001 - any error importing the suite is the answer
         reply.write(json.dumps({"error": traceback.format_exc(limit=-3)}) + "\n")
         return 1

@@ -1,0 +1,118 @@
+"""How often ``harness bench compare`` catches a planted 1.3× slowdown, and how often it cries wolf, on this machine.
+
+A clone of the repository gets a branch on which ``fsm_step`` (implementations/fsm_mcmc/_runtime.py) burns 30% more
+CPU time than it spends (it times itself and spins on the process clock for 0.3× that: 1.30× in-process, whatever
+the load). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
+time: ``harness bench compare BASE PLANTED`` on the kernels ``--bench`` selects (default: one FSM step and one
+synchronised DR-MH iteration on N(0,1) at 16 and 1024 chains, and the signed-Laplacian sweep rounding at n = 400
+and 1000; the two fsm forms should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be). The README's figures:
+
+    python benchmarks/compare_noise.py --sessions 10 --out /tmp/compare-noise
+
+It prints one line per session and a summary: catch rate (planted kernels flagged slower / planted kernels
+compared), false alarms (other kernels flagged slower or faster, in both kinds of session), and the A/A bands.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TARGET = "implementations/fsm_mcmc/_runtime.py"
+PLANT = '''
+
+def _planted_slowdown(step):
+    """Issue 27's experiment: every call costs 1.3x its own CPU time."""
+    import functools
+    import time
+
+    @functools.wraps(step)
+    def slower(*args, **kwargs):
+        began = time.process_time()
+        out = step(*args, **kwargs)
+        until = began + 1.3 * (time.process_time() - began)
+        while time.process_time() < until:
+            pass
+        return out
+
+    return slower
+
+
+fsm_step = _planted_slowdown(fsm_step)
+'''
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=experiment", "-c", "user.email=experiment@localhost", *args],
+                          cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def session(repo: Path, base: str, head: str, bench: str, rounds: int, record: Path) -> dict:
+    # -P: the harness of this environment, not a package of the clone's working directory
+    done = subprocess.run([sys.executable, "-P", "-m", "harness.cli", "bench", "compare", base, head, "--bench", bench,
+                           "--rounds", str(rounds), "--json", str(record)], cwd=repo, capture_output=True, text=True)
+    if done.returncode == 2 or not record.exists():
+        raise SystemExit(f"bench compare failed: {done.stderr.strip()}")
+    return json.loads(record.read_text())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sessions", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--bench", default="DelayedRejectionStep.*normal|SweepRounding")
+    parser.add_argument("--no-load", action="store_true", help="without the CPU-bound job beside the sessions")
+    parser.add_argument("--out", type=Path, help="keep every session's record (--json) here")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="compare-noise-") as folder:
+        repo = Path(folder) / "repo"
+        subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo)], check=True)
+        base = git(repo, "rev-parse", "HEAD")
+        with (repo / TARGET).open("a") as handle:
+            handle.write(PLANT)
+        git(repo, "commit", "-q", "-am", "plant: fsm_step costs 1.3x its CPU time")
+        planted = git(repo, "rev-parse", "HEAD")
+        git(repo, "checkout", "-q", base)
+        out = args.out or Path(folder) / "records"
+        out.mkdir(parents=True, exist_ok=True)
+        burner = None if args.no_load else subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        caught = compared = false_alarms = others = 0
+        bands = []
+        try:
+            for i in range(args.sessions):
+                for kind, head in (("planted", planted), ("A/A", base)):
+                    data = session(repo, base, head, args.bench, args.rounds, out / f"{i:02d}-{kind[0]}.json")
+                    flagged = []
+                    for row in data["rows"]:
+                        is_planted = kind == "planted" and ".DelayedRejectionStep." in row["name"] \
+                            and "form='fsm'" in row["name"]
+                        if is_planted:
+                            compared += 1
+                            caught += row["status"] == "slower"
+                        else:
+                            others += 1
+                            false_alarms += row["status"] in ("slower", "faster")
+                        if row["status"] in ("slower", "faster"):
+                            flagged.append(f"{row['status']} {row['ratio']:.2f} {row['name']}")
+                        if row["band"]:
+                            bands.append(max(row["band"][1] - 1, 1 - row["band"][0]))
+                    print(f"session {i + 1} {kind}: load {data['load_1min'][0]:.1f}-{data['load_1min'][1]:.1f}, "
+                          f"{data['seconds']:.0f} s; flagged: {'; '.join(flagged) or 'nothing'}", flush=True)
+        finally:
+            if burner is not None:
+                burner.kill()
+                burner.wait()
+    bands.sort()
+    print(f"caught {caught} of {compared} planted kernel comparisons ({caught / max(compared, 1):.0%}); "
+          f"false alarms: {false_alarms} of {others} other kernel comparisons; A/A band half-width: median "
+          f"{bands[len(bands) // 2] * 100:.1f}%, 90th percentile {bands[int(len(bands) * 0.9)] * 100:.1f}%, "
+          f"widest {bands[-1] * 100:.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,11 +1,12 @@
 """How often ``harness bench compare`` catches a planted 1.3× slowdown, and how often it cries wolf, on this machine.
 
-A clone of the repository gets a branch on which ``fsm_step`` (implementations/fsm_mcmc/_runtime.py) burns 30% more
-CPU time than it spends (it times itself and spins on the process clock for 0.3× that: 1.30× in-process, whatever
-the load). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
+A clone of the repository gets a branch on which ``fsm_step`` (implementations/fsm_mcmc/_runtime.py) runs a busy
+loop after each step, of a fixed number of iterations calibrated in this process before the sessions to add 30% to
+a step's CPU time (deterministic work: the CPU time it adds does not depend on the load; the script prints the
+slowdown it measures in-process at 16 and 1024 chains). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
 time: ``harness bench compare BASE PLANTED`` on the kernels ``--bench`` selects (default: one FSM step and one
-synchronised DR-MH iteration on N(0,1) at 16 and 1024 chains, and the signed-Laplacian sweep rounding at n = 400
-and 1000; the two fsm forms should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be). The README's figures:
+synchronised DR-MH iteration on N(0,1) at 16 chains, and the signed-Laplacian sweep rounding at n = 400; the fsm
+form should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be). The README's figures:
 
     python benchmarks/compare_noise.py --sessions 10 --out /tmp/compare-noise
 
@@ -25,18 +26,16 @@ ROOT = Path(__file__).resolve().parents[1]
 TARGET = "implementations/fsm_mcmc/_runtime.py"
 PLANT = '''
 
-def _planted_slowdown(step):
-    """Issue 27's experiment: every call costs 1.3x its own CPU time."""
+def _planted_slowdown(step, iterations={iterations}):
+    """Issue 27's experiment: a busy loop after every step, {iterations} iterations, 30% of the step's CPU time."""
     import functools
-    import time
 
     @functools.wraps(step)
     def slower(*args, **kwargs):
-        began = time.process_time()
         out = step(*args, **kwargs)
-        until = began + 1.3 * (time.process_time() - began)
-        while time.process_time() < until:
-            pass
+        total = 0
+        for i in range(iterations):
+            total += i
         return out
 
     return slower
@@ -44,6 +43,42 @@ def _planted_slowdown(step):
 
 fsm_step = _planted_slowdown(fsm_step)
 '''
+
+
+def calibrate(repo: Path, chains: list[int]) -> tuple[int, dict[int, float]]:
+    """The busy loop's length that adds 30% to one FSM step's CPU time (on N(0,1), averaged over ``chains``), and the
+    slowdown it makes in this process at each number of chains (median of 7 alternating measurements)."""
+    import statistics
+    import time
+
+    sys.path.insert(0, str(repo))
+    from benchmarks.mcmc import DelayedRejectionStep
+
+    def per_call(function, calls: int = 200) -> float:
+        function()
+        began = time.process_time()
+        for _ in range(calls):
+            function()
+        return (time.process_time() - began) / calls
+
+    kernels = {}
+    for m in chains:
+        kernel = DelayedRejectionStep()
+        kernel.setup("fsm", "normal", m)
+        kernels[m] = kernel
+    steps = {m: statistics.median(per_call(lambda k=k: k.step(k.sampler, k.problem, k.state, k.everyone))
+                                  for _ in range(7)) for m, k in kernels.items()}
+    per_iteration = statistics.median(per_call(lambda: sum(range(10000)), 20) / 10000 for _ in range(7))
+    iterations = round(0.3 * statistics.fmean(steps.values()) / per_iteration)
+    plant: dict = {"fsm_step": None}
+    exec(PLANT.format(iterations=iterations), plant)
+    ratios = {}
+    for m, k in kernels.items():
+        slower = plant["_planted_slowdown"](k.step, iterations)
+        pairs = [per_call(lambda: slower(k.sampler, k.problem, k.state, k.everyone))
+                 / per_call(lambda: k.step(k.sampler, k.problem, k.state, k.everyone)) for _ in range(7)]
+        ratios[m] = statistics.median(pairs)
+    return iterations, ratios
 
 
 def git(repo: Path, *args: str) -> str:
@@ -64,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--bench", default="DelayedRejectionStep.*normal|SweepRounding")
+    parser.add_argument("--bench", default=r"DelayedRejectionStep.*normal.*16\)|SweepRounding.*400")
     parser.add_argument("--no-load", action="store_true", help="without the CPU-bound job beside the sessions")
     parser.add_argument("--out", type=Path, help="keep every session's record (--json) here")
     args = parser.parse_args(argv)
@@ -72,8 +107,11 @@ def main(argv: list[str] | None = None) -> int:
         repo = Path(folder) / "repo"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo)], check=True)
         base = git(repo, "rev-parse", "HEAD")
+        iterations, ratios = calibrate(repo, [16, 1024])
+        print(f"planted: fsm_step + a loop of {iterations} iterations; in this process "
+              + ", ".join(f"{r:.2f}x at {m} chains" for m, r in ratios.items()), flush=True)
         with (repo / TARGET).open("a") as handle:
-            handle.write(PLANT)
+            handle.write(PLANT.format(iterations=iterations))
         git(repo, "commit", "-q", "-am", "plant: fsm_step costs 1.3x its CPU time")
         planted = git(repo, "rev-parse", "HEAD")
         git(repo, "checkout", "-q", base)

@@ -122,7 +122,16 @@ class Arm:
         command += ["instructions" if instructions else "-"] + ([",".join(modules)] if modules else [])
         self.process = subprocess.Popen(command, cwd=cwd, env=env,
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log)
-        self.hello = self._reply(300.0)
+        self.hello: dict = {}
+
+    def ready(self) -> Arm:
+        """Wait for the worker's list of the suite (the workers of a round import in parallel)."""
+        label, commit, tree = self.label, self.commit, self.tree
+        try:
+            self.hello = self._reply(300.0)
+        except ArmDied as exc:
+            raise BenchUsage(f"{label} {commit[:8]}: the worker importing its suite {exc}; see its stderr in "
+                             f"{self.log.name}") from None
         if "error" in self.hello:
             self.close()
             raise BenchUsage(f"{label} {commit[:8]}: its benchmark suite does not import: "
@@ -131,6 +140,7 @@ class Arm:
             self.close()
             raise BenchUsage(f"{label} {commit[:8]}: the worker imported code from outside the commit's tree "
                              f"{tree}: {'; '.join(self.hello['foreign'][:3])}")
+        return self
 
     def _reply(self, timeout: float) -> dict:
         ready, _, _ = select.select([self.process.stdout], [], [], timeout)
@@ -290,6 +300,8 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
             try:
                 for label in ARMS:
                     arms[label] = new_arm(label)
+                for arm in arms.values():
+                    arm.ready()
             except BaseException:
                 for arm in arms.values():
                     arm.close()
@@ -329,7 +341,7 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
             try:
                 return arms[arm_label].ask(request, limit)
             except ArmDied as exc:  # a fresh worker for the kernels after this one
-                arms[arm_label] = new_arm(arm_label)
+                arms[arm_label] = new_arm(arm_label).ready()
                 return {"failed": f"the worker {exc} (limit {limit:g} s)"}
 
         for r in range(rounds):

@@ -285,24 +285,51 @@ def win_rates(tables: dict[str, list[Row]], primary: str, metrics: dict[str, Met
 
     Keyed by the row's label: where a folder spans several device classes, a method on one class is compared
     only with the other methods on that class.
+
+    The comparisons are made with numpy, for all groups of one size at once; each row's share is the float that
+    counting its wins one by one gave, and each method's mean sums the shares in the order of the datasets.
     """
-    goal = metrics[primary].goal
+    import numpy as np
+
+    left_out = set(leave_out)
+    kept = [table for dataset, table in tables.items() if dataset not in left_out]
+    rows = [row for table in kept for row in table]
+    if not rows:
+        return {}
+    # groups: a dataset's rows on one device class (runs of one class, see by_device_class), numbered in order
+    starts = np.zeros(len(rows), dtype=bool)
+    starts[np.cumsum([0] + [len(table) for table in kept[:-1]])] = True
+    classes = [row.device_class for row in rows]
+    if any(classes):
+        starts[1:] |= np.array(classes[1:], dtype=object) != np.array(classes[:-1], dtype=object)
+    group = np.cumsum(starts) - 1
+    cells = [row.metrics.get(primary) for row in rows]
+    scored = np.array([cell is not None for cell in cells], dtype=bool)
+    sizes = np.bincount(group[scored], minlength=group[-1] + 1)
+    at = np.flatnonzero(scored & (sizes[group] > 1)).tolist()  # a lone row beats no other
+    share = _shares(np.array([cells[i].mean for i in at], dtype=float), sizes[sizes > 1],
+                    metrics[primary].goal == "max")
     per_method: dict[str, list[float]] = {}
-    for dataset, table in tables.items():
-        if dataset in leave_out:
-            continue
-        for group in by_device_class(table):
-            scored = [r for r in group if primary in r.metrics]
-            for row in scored:
-                others = [o for o in scored if o is not row]
-                if not others:
-                    continue
-                wins = 0.0
-                for other in others:
-                    a, b = row.metrics[primary].mean, other.metrics[primary].mean
-                    wins += 0.5 if a == b else float(a > b if goal == "max" else a < b)
-                per_method.setdefault(row.label, []).append(wins / len(others))
+    for label, value in zip([rows[i].label for i in at], share.tolist()):
+        per_method.setdefault(label, []).append(value)
     return {m: (sum(v) / len(v), len(v)) for m, v in per_method.items()}
+
+
+def _shares(means, sizes, higher_is_better: bool):
+    """Each value's share of the others in its group it beats (ties ½); the groups lie one after another in
+    ``means``, of ``sizes``. Wins are whole and half numbers, so the sum is exact in any order."""
+    import numpy as np
+
+    share = np.empty(len(means))
+    starts = np.cumsum(sizes) - sizes
+    for size in np.unique(sizes).tolist():
+        at = starts[sizes == size][:, None] + np.arange(size)
+        values = means[at]
+        mine, other = values[:, :, None], values[:, None, :]
+        beaten = (mine > other) if higher_is_better else (mine < other)
+        equal = (mine == other).sum(axis=2) - (values == values)  # not itself (nan equals nothing)
+        share[at] = (beaten.sum(axis=2) + 0.5 * equal) / (size - 1)
+    return share
 
 
 def zero_variance(tables: dict[str, list[Row]], primary: str) -> list[str]:

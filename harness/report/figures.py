@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import io
 import math
+from operator import attrgetter
 
 from harness.report.blocks import AT_CHANCE
-from harness.report.board import Board
+from harness.report.board import Board, Row
 
 PANEL_COLUMNS = 4
 
@@ -88,12 +89,7 @@ def plot_rank_summary(board: Board):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    ranks: dict[str, list[int]] = {}
-    for table in board.tables.values():
-        for row in table:
-            ranks.setdefault(row.label, [])
-            if row.rank:
-                ranks[row.label].append(row.rank)
+    ranks = ranks_by_label(board)
     methods = list(ranks)
     fig, ax = plt.subplots(figsize=(8, 0.45 * len(methods) + 2.0))
     shown = [m for m in methods if ranks[m]]
@@ -110,6 +106,30 @@ def plot_rank_summary(board: Board):
                  f"whiskers: 5th-95th percentile, dot: mean", fontsize="small", wrap=True)
     fig.tight_layout()
     return fig
+
+
+def labelled_rows(board: Board) -> tuple[list[Row], list[str]]:
+    """Every row of the board's tables, in order, and each one's label (computed once per board)."""
+    if "_labelled_rows" not in board.__dict__:
+        rows = [row for table in board.tables.values() for row in table]
+        board.__dict__["_labelled_rows"] = rows, [row.label for row in rows]
+    return board.__dict__["_labelled_rows"]
+
+
+def ranks_by_label(board: Board) -> dict[str, list[int]]:
+    """Each label's ranks over the datasets where it was ranked, every label in order of its first row (computed
+    once per board: the figure and the page's table of ranks read it)."""
+    if "_ranks_by_label" not in board.__dict__:
+        rows, labels = labelled_rows(board)
+        ranks: dict[str, list[int]] = {label: [] for label in dict.fromkeys(labels)}
+        for label, rank in zip(labels, map(_RANK, rows)):
+            if rank:
+                ranks[label].append(rank)
+        board.__dict__["_ranks_by_label"] = ranks
+    return board.__dict__["_ranks_by_label"]
+
+
+_RANK = attrgetter("rank")
 
 
 def render_plot_svg(board: Board) -> str:

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+from operator import attrgetter
 from typing import Any
 
 from harness.claims import page_blocks as claim_page_blocks
@@ -12,6 +13,7 @@ from harness.metrics import Metric
 from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
 from harness.report.board import TIED, Board, Cell, Row, win_rates
 from harness.report.curves import curve_blocks
+from harness.report.figures import labelled_rows, ranks_by_label
 from harness.columns import column
 
 
@@ -85,7 +87,7 @@ def _win_rate_blocks(board: Board) -> list:
     rates = win_rates(board.tables, primary, metrics, leave_out=left_out)
     blocks: list = []
     if rates:
-        kinds = {r.label: r.kind for t in board.tables.values() for r in t}
+        kinds = _last_kinds(board, rates)
         rows = [[method, kinds[method], f"{rate:.3f}", str(n)]
                 for method, (rate, n) in sorted(rates.items(), key=lambda kv: -kv[1][0])]
         blocks += [("h2", f"Mean win rate across datasets ({primary} {metrics[primary].arrow})"),
@@ -96,6 +98,19 @@ def _win_rate_blocks(board: Board) -> list:
         blocks.append(("p", f"Left out of the win rate and not ranked: {', '.join(left_out)}: every method's 95% "
                             f"interval of {primary} contains the chance level there."))
     return blocks
+
+
+def _last_kinds(board: Board, labels) -> dict[str, str]:
+    """The kind of each label's last row."""
+    rows, row_labels = labelled_rows(board)
+    kinds: dict[str, str] = {}
+    wanted = set(labels)
+    for at in range(len(rows) - 1, -1, -1):
+        if len(kinds) == len(wanted):
+            break
+        if row_labels[at] in wanted:
+            kinds.setdefault(row_labels[at], rows[at].kind)
+    return kinds
 
 
 def _skipped_blocks(board: Board) -> list:
@@ -224,6 +239,27 @@ def _page_blocks(board: Board) -> list:
     return blocks
 
 
+def _rank_rows(board: Board) -> list[tuple[str, str, list[int], list[int]]]:
+    """Per label, by mean rank (the never ranked last): its kind (its first row's), its ranks, and its rows, rows
+    tied with the best, seeds ok, failed and skipped, counted over the datasets."""
+    import numpy as np
+
+    rows, labels = labelled_rows(board)
+    ranks = ranks_by_label(board)  # every label, in order of its first row
+    code = {label: i for i, label in enumerate(ranks)}
+    codes = np.fromiter(map(code.__getitem__, labels), dtype=np.int64, count=len(labels))
+    first = np.unique(codes, return_index=True)[1].tolist()
+
+    def total(name: str) -> list[int]:
+        values = np.fromiter(map(attrgetter(name), rows), dtype=np.int64, count=len(rows))
+        return np.bincount(codes, weights=values, minlength=len(code)).astype(np.int64).tolist()
+
+    counts = zip(np.bincount(codes, minlength=len(code)).tolist(),
+                 *map(total, ("tied", "seeds_ok", "seeds_failed", "seeds_skipped")))
+    found = [(label, rows[at].kind, got, list(seen)) for (label, got), at, seen in zip(ranks.items(), first, counts)]
+    return sorted(found, key=lambda entry: sum(entry[2]) / len(entry[2]) if entry[2] else math.inf)
+
+
 SHOWN_NAMES = 10  # beyond PAGE_LIMIT, a list of datasets (no spread, at chance) names this many, then counts
 
 
@@ -245,30 +281,11 @@ def _many_datasets_blocks(board: Board) -> list:
                      f"with everything a table here would show: the rank (and `tied_with_best`, the “{TIED}”), the "
                      f"mean, 95% half-width and number of seeds of every reported metric, seeds ok, failed and "
                      f"skipped, the devices, the chance level and the `zero_variance` and `at_chance` flags.")]
-    ranks: dict[str, list[int]] = {}
-    kinds: dict[str, str] = {}
-    counts: dict[str, list[int]] = {}  # label → [rows, tied, seeds ok, failed, skipped]
-    for table in board.tables.values():
-        for row in table:
-            kinds.setdefault(row.label, row.kind)
-            seen = counts.setdefault(row.label, [0, 0, 0, 0, 0])
-            seen[0] += 1
-            seen[1] += row.tied
-            seen[2] += row.seeds_ok
-            seen[3] += row.seeds_failed
-            seen[4] += row.seeds_skipped
-            if row.rank:
-                ranks.setdefault(row.label, []).append(row.rank)
-    rows = []
-    mean_rank = {label: sum(got) / len(got) for label, got in ranks.items()}
-    for label, seen in sorted(counts.items(), key=lambda kv: mean_rank.get(kv[0], math.inf)):
-        got = ranks.get(label, [])
-        mean = f"{mean_rank[label]:.2f}" if got else "—"
-        rows.append([label, kinds[label], str(seen[0]), str(len(got)), mean, str(got.count(1)), str(seen[1]),
-                     str(seen[2]), str(seen[3]), str(seen[4])])
+    table = [[label, kind, str(seen[0]), str(len(got)), f"{sum(got) / len(got):.2f}" if got else "—",
+              str(got.count(1)), *map(str, seen[1:])] for label, kind, got, seen in _rank_rows(board)]
     blocks.append(("table", Table(["method", "kind", "datasets", "ranked", f"mean rank ({primary} "
                                    f"{metrics[primary].arrow})", "ranked 1", f"tied with the best ({TIED})",
-                                   "seeds ok", "failed", "skipped"], rows)))
+                                   "seeds ok", "failed", "skipped"], table)))
     if board.zero_variance:
         blocks.append(("p", f"**No interval** on {len(board.zero_variance)} datasets ({_names(board.zero_variance)}): "
                             f"{primary} is the same in every seed for every method with two or more seeds there "
@@ -279,12 +296,13 @@ def _many_datasets_blocks(board: Board) -> list:
                             f"chance level there (`at_chance` in the CSV)."))
     errors: dict[str, int] = {}  # message → dataset × method rows that gave it
     skips: dict[str, int] = {}
-    for table in board.tables.values():
-        for row in table:
-            for error in row.errors:
-                errors[error] = errors.get(error, 0) + 1
-            for reason in row.skips:
-                skips[reason] = skips.get(reason, 0) + 1
+    rows, _ = labelled_rows(board)
+    for row in filter(attrgetter("errors"), rows):
+        for error in row.errors:
+            errors[error] = errors.get(error, 0) + 1
+    for row in filter(attrgetter("skips"), rows):
+        for reason in row.skips:
+            skips[reason] = skips.get(reason, 0) + 1
     blocks += [("li", f"{error} (on {count} dataset × method rows)") for error, count in errors.items()]
     blocks += [("li", f"skipped ({count} dataset × method rows): {reason}") for reason, count in skips.items()]
     return blocks

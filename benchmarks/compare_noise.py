@@ -3,7 +3,7 @@
 A clone of the repository gets a branch on which ``fsm_step`` (implementations/fsm_mcmc/_runtime.py) runs a busy
 loop after each step, of a fixed number of iterations calibrated in this process before the sessions to add 30% to
 a step's CPU time (deterministic work: the CPU time it adds does not depend on the load; the script prints the
-slowdown it measures in-process at 16 and 1024 chains). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
+slowdown it measures in-process). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
 time: ``harness bench compare BASE PLANTED`` on the kernels ``--bench`` selects (default: one FSM step and one
 synchronised DR-MH iteration on N(0,1) at 16 chains, and the signed-Laplacian sweep rounding at n = 400; the fsm
 form should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be). The README's figures:
@@ -47,7 +47,7 @@ fsm_step = _planted_slowdown(fsm_step)
 
 def calibrate(repo: Path, chains: list[int]) -> tuple[int, dict[int, float]]:
     """The busy loop's length that adds 30% to one FSM step's CPU time (on N(0,1), averaged over ``chains``), and the
-    slowdown it makes in this process at each number of chains (median of 7 alternating measurements)."""
+    slowdown it makes in this process at each number of chains (median of 11 alternating measurements)."""
     import statistics
     import time
 
@@ -67,16 +67,17 @@ def calibrate(repo: Path, chains: list[int]) -> tuple[int, dict[int, float]]:
         kernel.setup("fsm", "normal", m)
         kernels[m] = kernel
     steps = {m: statistics.median(per_call(lambda k=k: k.step(k.sampler, k.problem, k.state, k.everyone))
-                                  for _ in range(7)) for m, k in kernels.items()}
-    per_iteration = statistics.median(per_call(lambda: sum(range(10000)), 20) / 10000 for _ in range(7))
-    iterations = round(0.3 * statistics.fmean(steps.values()) / per_iteration)
+                                  for _ in range(11)) for m, k in kernels.items()}
     plant: dict = {"fsm_step": None}
-    exec(PLANT.format(iterations=iterations), plant)
+    exec(PLANT.format(iterations=0), plant)
+    loop = plant["_planted_slowdown"](lambda: None, 10000)  # the very loop planted, on its own
+    per_iteration = statistics.median(per_call(loop, 20) / 10000 for _ in range(7))
+    iterations = round(0.3 * statistics.fmean(steps.values()) / per_iteration)
     ratios = {}
     for m, k in kernels.items():
         slower = plant["_planted_slowdown"](k.step, iterations)
         pairs = [per_call(lambda: slower(k.sampler, k.problem, k.state, k.everyone))
-                 / per_call(lambda: k.step(k.sampler, k.problem, k.state, k.everyone)) for _ in range(7)]
+                 / per_call(lambda: k.step(k.sampler, k.problem, k.state, k.everyone)) for _ in range(11)]
         ratios[m] = statistics.median(pairs)
     return iterations, ratios
 
@@ -107,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         repo = Path(folder) / "repo"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo)], check=True)
         base = git(repo, "rev-parse", "HEAD")
-        iterations, ratios = calibrate(repo, [16, 1024])
+        iterations, ratios = calibrate(repo, [16])
         print(f"planted: fsm_step + a loop of {iterations} iterations; in this process "
               + ", ".join(f"{r:.2f}x at {m} chains" for m, r in ratios.items()), flush=True)
         with (repo / TARGET).open("a") as handle:

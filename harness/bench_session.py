@@ -455,3 +455,19 @@ def render(session: Session) -> str:
 
 def write_record(session: Session, path: Path) -> None:
     path.write_text(json.dumps(session.record(), indent=1) + "\n")
+
+
+def compare_command(base: str, head: str, factor: float, rounds: int, bench: str | None, json_path: Path | None) -> int:
+    """``harness bench compare`` (without ``--stored``): the report on stdout, a line per regression on stderr;
+    exit 1 when a kernel is slower or newly failing, else 0 (:class:`BenchUsage` for bad input)."""
+    session = run_session(base, head, factor, rounds, bench, echo=lambda line: print(line, file=sys.stderr))
+    if json_path:
+        write_record(session, json_path)
+    print(render(session))
+    bad = [r for r in session.rows if r.status in ("slower", "failed")]
+    for r in bad:
+        what = f"{r.ratio:.2f}× slower ({r.clock})" if r.status == "slower" else f"failed ({r.note})"
+        print(f"REGRESSION {r.name}: {what}", file=sys.stderr)
+    print(f"{len(bad)} regression(s) among {len(session.rows)} benchmarks" if bad else
+          f"no kernel slower by more than {factor:g}× among {len(session.rows)} benchmarks")
+    return 1 if bad else 0

@@ -557,7 +557,9 @@ def cmd_bench(args) -> int:
 
     try:
         if args.bench_command == "compare" and not args.stored:
-            return _bench_interleaved(args)
+            from harness.bench_session import compare_command
+
+            return compare_command(args.base, args.head, args.factor, args.rounds, args.bench, args.json)
         if args.bench_command == "compare":
             rows, text = bench.compare_commits(args.base, args.head, args.factor, args.machine)
             print(text)
@@ -584,23 +586,6 @@ def cmd_bench(args) -> int:
             print(f"asv measured nothing (asv exit code {outcome.asv_exit}); see its output above", file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
-
-
-def _bench_interleaved(args) -> int:
-    from harness import bench_session
-
-    session = bench_session.run_session(args.base, args.head, args.factor, args.rounds, args.bench,
-                                        echo=lambda line: print(line, file=sys.stderr))
-    if args.json:
-        bench_session.write_record(session, args.json)
-    print(bench_session.render(session))
-    bad = [r for r in session.rows if r.status in ("slower", "failed")]
-    for r in bad:
-        what = f"{r.ratio:.2f}× slower ({r.clock})" if r.status == "slower" else f"failed ({r.note})"
-        print(f"REGRESSION {r.name}: {what}", file=sys.stderr)
-    print(f"{len(bad)} regression(s) among {len(session.rows)} benchmarks" if bad else
-          f"no kernel slower by more than {args.factor:g}× among {len(session.rows)} benchmarks")
-    return EXIT_FAILED if bad else EXIT_OK
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,

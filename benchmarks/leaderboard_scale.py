@@ -6,10 +6,10 @@ is the whole rebuild of its pages: reading runs.jsonl, the tables and claims, th
 with its figure. Before msgspec's reader and the batched intervals, ``harness leaderboard`` on this folder took
 171 s and 2.7 GiB on the 2-core project machine (4.5 s and 0.35 GiB after); with the columnar grouping, the
 claims' join, the summary page beyond 48 datasets, the shared strings and no scipy.stats, 2.9 s (on the machine
-shared with other work, load average 2.3) and 0.28 GiB. Since the rows are read as columns and saved beside
-runs.jsonl (:mod:`harness.columns`), a rebuild reads the saved columns: 1.0 s and 0.12 GiB, and 1.8 s the first
-time (2 December 2026). Both are timed here: a return of the dict reader, of one scipy t-test per cell, of a
-per-row grouping or pairing, of a table or panel per dataset, or of saved columns that are not used shows; the
+shared with other work, load average 2.3) and 0.28 GiB. Since the rows are read as one table saved beside
+runs.jsonl as Parquet (:mod:`harness.results_table`), a rebuild reads the saved table. Both are timed here: a
+return of the dict reader, of one scipy t-test per cell, of a per-row grouping or pairing, of a table or panel
+per dataset, or of a saved table that is not used shows; the
 1M-row figure (README, "Cost at scale") is measured by hand, as it takes minutes of setup.
 """
 from __future__ import annotations
@@ -21,7 +21,7 @@ ROWS = 100_000
 
 class Leaderboard100k:
     """Wall time (the work reads and writes files) and peak RSS of one ``write_leaderboard`` of 100k rows, from the
-    columns saved by the rebuild before (as after every ``harness run``)."""
+    table saved by the rebuild before (as after every ``harness run``)."""
 
     version = "2"
     number = 1
@@ -35,9 +35,9 @@ class Leaderboard100k:
         return str(write_folder(Path("board").resolve(), ROWS))
 
     def setup(self, folder):
-        from harness.columns import read_columns
+        from harness.results_table import read_table
 
-        read_columns(Path(folder))  # saves them if the first-read benchmark removed them
+        read_table(Path(folder))  # saves it if the first-read benchmark removed it
 
     def time_leaderboard(self, folder):
         from harness.report.folder import write_leaderboard
@@ -51,15 +51,15 @@ class Leaderboard100k:
 
 
 class Leaderboard100kFirstRead(Leaderboard100k):
-    """The same rebuild with no saved columns: runs.jsonl decoded whole (a folder from before them, or copied
-    without them)."""
+    """The same rebuild with no saved table: runs.jsonl decoded whole (a folder from before it, or copied
+    without it)."""
 
     version = "1"
 
     def setup(self, folder):
-        from harness.columns import SIDECAR
+        from harness.results_table import CACHE
 
-        (Path(folder) / SIDECAR).unlink(missing_ok=True)
+        (Path(folder) / CACHE).unlink(missing_ok=True)
 
 
 class BoundClaim:
@@ -69,10 +69,17 @@ class BoundClaim:
     version = "1"
 
     def setup(self):
-        rows = [{"dataset": f"d{d}", "method": method, "seed": seed, "status": "ok",
-                 "metrics": {"rmse": 0.1 * ((d + seed) % 7)}}
+        import json
+        import tempfile
+
+        from harness.results_table import read_table
+
+        rows = [{"key": f"{d}-{method}-{seed}", "dataset": f"d{d}", "method": method, "seed": seed, "status": "ok",
+                 "split": "test", "metrics": {"rmse": 0.1 * ((d + seed) % 7)}}
                 for d in range(10_000) for method in ("a", "b") for seed in range(5)]
-        self.rows = rows
+        with tempfile.TemporaryDirectory() as folder:
+            (Path(folder) / "runs.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+            self.rows = read_table(Path(folder))
         self.claim = {"id": "bound", "says": "rmse stays below 1", "kind": "bound", "methods": ["a", "b"],
                       "metric": "rmse", "at_most": 0.5}
 

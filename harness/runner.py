@@ -183,7 +183,8 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.plan import code_fingerprints
     from harness.registry import default_registry
     from harness.report.stamp import pages_stamp, read_stamp, verdicts_on_file, write_stamp
-    from harness.store import RunStore, read_cells, write_resolved_spec, write_skipped_datasets
+    from harness.runs_file import read_cells
+    from harness.store import RunStore, write_resolved_spec, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -513,7 +514,7 @@ def _carry_forward(plan: _Plan, keys: set[str], store) -> None:
     The leaderboard shows the rows of the spec as it is now; without this, adding a method to a spec hid
     every earlier method's cells, which the run did not run again since their keys were done.
     """
-    from harness.store import read_runs
+    from harness.runs_file import read_runs
 
     newest = {}
     for row in read_runs(store.folder):

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from conftest import ROOT
-from harness import store
+from harness import runs_file
 from harness.report.figures import PANEL_LIMIT, plot_figure
 from harness.report.folder import compute, write_leaderboard
 from harness.report.csv_table import render_csv
 from harness.stats import _constant, _nearly_equal_is_fine, mean_and_half_width, means_and_half_widths, no_spread
-from harness.store import RECORD_FIELDS, read_cells, read_runs
+from harness.runs_file import RECORD_FIELDS, read_cells, read_runs
 
 QUICK = sorted(p.parent for p in (ROOT / "results" / "quick").glob("*/runs.jsonl"))
 # the default folders' rebuilds double the quick ones' for the same code paths: slow, run by .ci/run
@@ -27,7 +27,7 @@ PAGES = ("leaderboard.md", "leaderboard.csv", "leaderboard.html", "claims.json",
 
 def fields(row) -> dict:
     """The fields :func:`read_cells` keeps, as the dict reader has them (absent: None)."""
-    return {name: row.get(name) for name in (*RECORD_FIELDS, *store._CELL_FIELDS)}
+    return {name: row.get(name) for name in (*RECORD_FIELDS, *runs_file._CELL_FIELDS)}
 
 
 @pytest.mark.parametrize("folder", QUICK, ids=lambda p: p.name)
@@ -62,13 +62,13 @@ def test_damaged_lines_are_skipped_and_reported_once_with_their_line_number(tmp_
     """Bad JSON, a blank line, bytes that are not UTF-8, a JSON list, a record without ``seed``: each is reported
     once with its line number, the rows around it kept in order; a last line without its newline is left alone,
     in chunks that split lines anywhere as in one chunk."""
-    monkeypatch.setattr(store, "_CHUNK", chunk)
+    monkeypatch.setattr(runs_file, "_CHUNK", chunk)
     folder = tmp_path / "f"
     folder.mkdir()
     no_seed = json.dumps({"key": "x", "status": "ok", "dataset": "d", "method": "m", "split": "test"}).encode() + b"\n"
     lines = [_row(0), b"{not json\n", _row(1), b"\n", b"\xff\xfe garbage\n", _row(2), b"[1, 2]\n", no_seed, _row(3)]
     (folder / "runs.jsonl").write_bytes(b"".join(lines) + _row(4)[:-1])
-    store._reported.clear()
+    runs_file._reported.clear()
     cells = list(read_cells(folder))
     err = capsys.readouterr().err
     assert [c["seed"] for c in cells] == [0, 1, 2, 3]
@@ -78,7 +78,7 @@ def test_damaged_lines_are_skipped_and_reported_once_with_their_line_number(tmp_
     assert "not a cell record" in err and "harness repair" in err
     list(read_cells(folder))  # read again: reported once
     assert capsys.readouterr().err == ""
-    store._reported.clear()
+    runs_file._reported.clear()
     assert [r["seed"] for r in read_runs(folder)] == [0, 1, 2, 3]  # the dict reader agrees
     assert [int(line.split(":")[1]) for line in capsys.readouterr().err.splitlines()] == damaged
 
@@ -223,7 +223,7 @@ def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without
     lines = (clean / "runs.jsonl").read_bytes().splitlines(keepends=True)
     broken = lines[:5] + [b"{not json\n"] + lines[5:100] + [b"\xff\xfe\n", b"[1]\n"] + lines[100:]
     (damaged / "runs.jsonl").write_bytes(b"".join(broken))
-    store._reported.clear()
+    runs_file._reported.clear()
     write_leaderboard(clean)
     assert capsys.readouterr().err == ""
     write_leaderboard(damaged)
@@ -250,17 +250,22 @@ def test_rows_with_and_without_a_shared_field_read_as_the_dict_reader_reads_them
     assert cells[1]["code"] is cells[5]["code"] and cells[2]["code"] is not cells[1]["code"]
 
 
-def test_the_reader_shares_one_object_per_distinct_repeated_value(tmp_path):
-    """dataset_params, code and versions are one object per distinct value, and the long repeated strings are
-    interned: a million rows do not hold a million copies of each (the rows are equal either way)."""
+def test_the_table_holds_each_distinct_repeated_value_once(tmp_path):
+    """dataset_params, code, versions and the long repeated strings are categories of the table: a million rows
+    hold each distinct value once, and give back every row's value as the dict reader reads it."""
+    from harness.results_table import decoded, read_table, texts
+
     folder = _synthetic(tmp_path, datasets=8)
-    cells = list(read_cells(folder, intern=True))
-    assert [fields(c) for c in cells] == [fields(r) for r in read_runs(folder)]
-    params = {id(c["dataset_params"]) for c in cells}
-    assert len(params) == len({json.dumps(c["dataset_params"], sort_keys=True) for c in cells}) < len(cells)
-    assert len({id(c["versions"]) for c in cells}) == 1
-    for name in ("dataset", "method", "device", "spec_hash", "git_commit"):
-        assert len({id(c[name]) for c in cells}) == len({c[name] for c in cells}), name
+    table = read_table(folder)
+    rows = list(read_runs(folder))
+    assert len(table) == len(rows)
+    for name in ("dataset", "method", "device", "spec_hash", "git_commit", "status"):
+        assert texts(table, name) == [r.get(name) for r in rows], name
+        assert len(table[name].cat.categories) == len({r.get(name) for r in rows} - {None}), name
+    for name in ("dataset_params", "versions", "code"):
+        assert decoded(table, name) == [r.get(name) for r in rows], name
+    assert len(table["dataset_params"].cat.categories) < len(rows)
+    assert texts(table, "seed") == [r["seed"] for r in rows]
 
 
 def test_the_one_sided_test_is_scipys_bit_for_bit_without_importing_scipy_stats():
@@ -299,16 +304,18 @@ def test_the_one_sided_test_is_scipys_bit_for_bit_without_importing_scipy_stats(
     assert compared > 1000
 
 
-def test_a_chunk_where_some_rows_lack_a_repeated_field_keeps_them_none_and_interns_the_rest(tmp_path):
+def test_a_chunk_where_some_rows_lack_a_field_keeps_them_none_in_the_table(tmp_path):
+    from harness.results_table import read_table, texts
+
     folder = tmp_path / "f"
     folder.mkdir()
     lines = []
     for i in range(6):
         row = json.loads(_row(i))
         if i % 2:
-            row["device"] = "cpu: " + "x" * 40  # the same text, a new string object per decoded row
+            row["device"] = "cpu: " + "x" * 40
         lines.append(json.dumps(row) + "\n")
     (folder / "runs.jsonl").write_text("".join(lines))
-    cells = list(read_cells(folder, intern=True))
-    assert [c["device"] for c in cells] == [r.get("device") for r in read_runs(folder)]
-    assert len({id(c["device"]) for c in cells if c["device"] is not None}) == 1
+    table = read_table(folder)
+    assert texts(table, "device") == [r.get("device") for r in read_runs(folder)]
+    assert list(table["device"].cat.categories) == ["cpu: " + "x" * 40]

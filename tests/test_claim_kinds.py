@@ -16,12 +16,17 @@ from harness.claims import (
     log_log_slope,
 )
 from harness.report.folder import write_leaderboard
+from harness.results_table import table_of_rows
 from harness.spec.load import SpecError, load_spec, validate_spec
 
 SIZES = (100, 200, 400, 800, 1600)
 
 
-def timing_rows(exponents: dict[str, float], seeds=range(4), sizes=SIZES, noise=0.05, failed=()):
+def timing_rows(*args, **kwargs):
+    return table_of_rows(timing_dicts(*args, **kwargs))
+
+
+def timing_dicts(exponents: dict[str, float], seeds=range(4), sizes=SIZES, noise=0.05, failed=()):
     """runtime_s = c · n^k · (1 + noise) per method, with the size in dataset_params as the runner records it."""
     rng = np.random.default_rng(0)
     rows = []
@@ -108,8 +113,8 @@ def test_exponent_bound_checks_each_methods_own_exponent():
 
 
 def bound_rows(values: dict[tuple[str, int, str], float | None]):
-    return [{"dataset": d, "seed": s, "method": m, "status": "failed" if v is None else "ok",
-             "metrics": {} if v is None else {"worst_cost_over_lp": v}} for (d, s, m), v in values.items()]
+    return table_of_rows([{"dataset": d, "seed": s, "method": m, "status": "failed" if v is None else "ok",
+                           "metrics": {} if v is None else {"worst_cost_over_lp": v}} for (d, s, m), v in values.items()])
 
 
 def bound_claim(**extra):
@@ -141,7 +146,7 @@ def test_bound_from_below_and_unchecked_cells():
     rows = bound_rows({("d1", 0, "alg"): 1.5, ("d1", 1, "alg"): None})
     verdict = check_claim(bound_claim(), rows, "min")
     assert verdict.verdict == INCONCLUSIVE and verdict.failed == 1
-    assert check_claim(bound_claim(), [], "min").verdict == INCONCLUSIVE
+    assert check_claim(bound_claim(), table_of_rows([]), "min").verdict == INCONCLUSIVE
 
 
 def test_leaderboard_prints_scaling_and_bound_sections(toy_env, tmp_path):
@@ -156,7 +161,7 @@ def test_leaderboard_prints_scaling_and_bound_sections(toy_env, tmp_path):
     folder = tmp_path / "toy"
     folder.mkdir()
     (folder / "spec.yaml").write_text(yaml.safe_dump({"profile": "quick", "spec_hash": "h1", "spec": spec}))
-    rows = timing_rows({"a": 0.5, "b": 1.0})
+    rows = timing_dicts({"a": 0.5, "b": 1.0})
     lines = [{**r, "key": f"{r['dataset']}{r['method']}{r['seed']}", "kind": "baseline", "split": "test",
               "metrics": {"toy_score": r["metrics"]["runtime_s"]}, "error": None, "spec_hash": "h1",
               "git_commit": "abc", "device": "cpu: test", "task_version": "1", "versions": {"python": "3"}}
@@ -233,7 +238,11 @@ def test_claim_kinds_are_checked_when_the_spec_loads(toy_env, write_spec):
 # --- claim preconditions --------------------------------------------------------------------
 
 
-def precondition_rows(backbone_minus_pixels: float, seeds=range(4)):
+def precondition_rows(*args, **kwargs):
+    return table_of_rows(precondition_dicts(*args, **kwargs))
+
+
+def precondition_dicts(backbone_minus_pixels: float, seeds=range(4)):
     """accuracy per (dataset, seed, method): new beats base by 5 on far; backbone vs pixels on near as given."""
     rows = []
     for seed in seeds:
@@ -267,12 +276,12 @@ def test_an_unmet_precondition_makes_the_claim_inconclusive_with_the_reason():
     # a margin in the precondition is honoured: +10 is not better by 20
     assert check_claim(precondition_claim(margin=20), precondition_rows(+10), "max", goals={"acc": "max"}).verdict == INCONCLUSIVE
     # the precondition's goal is its own metric's: on a metric to minimise, lower is better
-    rows = precondition_rows(-10)
+    rows = precondition_dicts(-10)
     for row in rows:
         row["metrics"]["err"] = row["metrics"]["acc"]
     claim = precondition_claim()
     claim["precondition"]["metric"] = "err"
-    assert check_claim(claim, rows, "max", goals={"acc": "max", "err": "min"}).verdict == REPRODUCED
+    assert check_claim(claim, table_of_rows(rows), "max", goals={"acc": "max", "err": "min"}).verdict == REPRODUCED
 
 
 def test_a_claim_without_precondition_is_unchanged():

@@ -7,6 +7,8 @@ import json
 import textwrap
 
 import pytest
+
+from harness.results_table import table_of_rows
 import yaml
 
 from conftest import ROOT, TOY_SPEC
@@ -152,8 +154,8 @@ def test_a_kind_in_one_module_is_found_validated_checked_and_shown(toy_env, sign
     # its verdicts, its section of the page and its legend
     claim = {"id": "wins", "kind": "sign", "says": "a wins", "better": "a", "than": "b", "metric": "toy_score",
              "share": 0.75, "source": "harness"}
-    assert check_claim(claim, rows_with({0: 1, 1: 1, 2: 1, 3: -1}), "max").verdict == REPRODUCED
-    assert check_claim(claim, rows_with({0: 1, 1: -1, 2: 1, 3: -1}), "max").verdict == NOT_REPRODUCED
+    assert check_claim(claim, table_of_rows(rows_with({0: 1, 1: 1, 2: 1, 3: -1})), "max").verdict == REPRODUCED
+    assert check_claim(claim, table_of_rows(rows_with({0: 1, 1: -1, 2: 1, 3: -1})), "max").verdict == NOT_REPRODUCED
     folder = tmp_path / "toy"
     write_folder(folder, toy_spec([claim]), rows_with({0: 1, 1: 1, 2: 1, 3: 1}))
     (verdict,) = write_leaderboard(folder)
@@ -183,23 +185,23 @@ def equivalence(**extra) -> dict:
 
 
 def test_equivalence_inside_the_margin_is_reproduced():
-    verdict = check_claim(equivalence(), rows_with({0: 0.01, 1: -0.01, 2: 0.005, 3: 0.0}), "max")
+    verdict = check_claim(equivalence(), table_of_rows(rows_with({0: 0.01, 1: -0.01, 2: 0.005, 3: 0.0})), "max")
     lo, hi = verdict.interval
     assert verdict.verdict == REPRODUCED and -0.05 < lo < hi < 0.05 and verdict.pairs == 4
     assert "inside ±0.05" in verdict.reason and verdict.to_dict()["kind"] == "equivalence"
 
 
 def test_equivalence_beyond_the_margin_is_not_reproduced_either_way():
-    ahead = check_claim(equivalence(), rows_with({0: 0.2, 1: 0.21, 2: 0.19, 3: 0.2}), "max")
-    behind = check_claim(equivalence(), rows_with({0: -0.2, 1: -0.21, 2: -0.19, 3: -0.2}), "max")
+    ahead = check_claim(equivalence(), table_of_rows(rows_with({0: 0.2, 1: 0.21, 2: 0.19, 3: 0.2})), "max")
+    behind = check_claim(equivalence(), table_of_rows(rows_with({0: -0.2, 1: -0.21, 2: -0.19, 3: -0.2})), "max")
     assert ahead.verdict == behind.verdict == NOT_REPRODUCED
     assert ahead.interval[0] >= 0.05 and behind.interval[1] <= -0.05
 
 
 def test_equivalence_crossing_an_end_or_with_too_few_seeds_is_inconclusive():
-    crossing = check_claim(equivalence(), rows_with({0: 0.0, 1: 0.1, 2: -0.02, 3: 0.06}), "max")
+    crossing = check_claim(equivalence(), table_of_rows(rows_with({0: 0.0, 1: 0.1, 2: -0.02, 3: 0.06})), "max")
     assert crossing.verdict == INCONCLUSIVE and crossing.interval[0] < 0.05 < crossing.interval[1]
-    few = check_claim(equivalence(), rows_with({0: 0.0, 1: 0.0}), "max")
+    few = check_claim(equivalence(), table_of_rows(rows_with({0: 0.0, 1: 0.0})), "max")
     assert few.verdict == INCONCLUSIVE and few.mean_difference is None
 
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import ROOT, TOY_SPEC, harness_cli
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 HEAVY = ("torch", "optuna", "pandas", "sklearn", "scipy", "matplotlib")
 

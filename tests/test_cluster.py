@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, TOY_SPEC, harness_cli
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 RUNTIME_FIELDS = ("wall_s", "peak_mib", "peak_gpu_mib", "finished_at", "host", "versions", "git_commit")
 

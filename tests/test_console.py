@@ -9,7 +9,8 @@ import pytest
 
 from conftest import ROOT, TOY_SPEC, harness_cli
 from harness.progress import QUIET_S, Progress, running_text
-from harness.store import RunStore, read_runs
+from harness.runs_file import read_runs
+from harness.store import RunStore
 
 LOCAL_SPEC = TOY_SPEC.replace(
     "  - {name: toy-target, id: hard, params: {noise: 0.3}}\n",

@@ -8,6 +8,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+
+from harness.results_table import table_of_rows
 import yaml
 
 from conftest import PLUGINS, TOY_SPEC, harness_cli
@@ -212,10 +214,10 @@ def test_a_claim_pairs_cells_only_within_one_device_class():
 
     claim = {"id": "faster", "says": "A is faster", "better": "A", "than": "B", "metric": "runtime_s"}
     apart = [row("A", s, "cpu: X (2 cores)", 1.0) for s in range(4)] + [row("B", s, GPU, 2.0) for s in range(4)]
-    verdict = check_claim(claim, apart, "min")
+    verdict = check_claim(claim, table_of_rows(apart), "min")
     assert verdict.pairs == 0 and verdict.verdict == "inconclusive"
     both = apart + [row("A", s, GPU, 0.5 + s / 10) for s in range(4)]  # now A also ran on the GPU
-    verdict = check_claim(claim, both, "min")
+    verdict = check_claim(claim, table_of_rows(both), "min")
     assert verdict.pairs == 4 and verdict.mean_difference == pytest.approx(2.0 - 0.65)
 
 
@@ -230,7 +232,7 @@ def test_a_scaling_exponent_is_fitted_within_one_device_class():
                                                  ("B", "cpu: X (2 cores)", 1e-3, 1.0), ("B", GPU, 1e-6, 2.0))]
     claim = {"id": "scales", "says": "A scales like B", "kind": "scaling", "size": "n", "better": "A", "than": "B",
              "metric": "runtime_s", "datasets": [f"n{n}" for n in sizes]}
-    verdict = check_claim(claim, rows, "min")
+    verdict = check_claim(claim, table_of_rows(rows), "min")
     assert [(e.method, e.seeds) for e in verdict.exponents] == [("A", 3), ("B", 3)]
     assert verdict.exponents[0].mean == pytest.approx(1.5) and verdict.pairs == 3
     assert verdict.mean_difference == pytest.approx(0.0, abs=1e-12)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import PLUGINS, ROOT, TOY_SPEC
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 
 def _rows(folder: Path) -> list[dict]:
@@ -357,6 +357,7 @@ def changing_plugin(tmp_path, monkeypatch):
 def test_a_changed_method_runs_again_and_its_old_rows_move_aside(changing_plugin, write_spec, tmp_path):
     import harness
     from harness.report.folder import read_folder
+    from harness.results_table import texts
 
     spec = write_spec(CODE_SPEC, stem="code")
     out = tmp_path / "o"
@@ -377,9 +378,9 @@ def test_a_changed_method_runs_again_and_its_old_rows_move_aside(changing_plugin
     changing_plugin(" + 0.2")  # changed again, but only seed 0 runs: seeds 1 and 2 are of older code
     harness.run(spec, out, harness.RunOptions(seeds=(0,)), progress=False)
     _, current = read_folder(out / "code")
-    constant = [r for r in current if r["method"] == "toyx-constant"]
-    assert [r["seed"] for r in constant] == [0], "the leaderboard never mixes two versions of a method's code"
-    assert len([r for r in current if r["method"] == "toy-tunable"]) == 3
+    cells = list(zip(texts(current, "method"), texts(current, "seed")))
+    assert [s for m, s in cells if m == "toyx-constant"] == [0], "the leaderboard never mixes two versions of a method's code"
+    assert len([m for m, _ in cells if m == "toy-tunable"]) == 3
     import sqlite3
 
     studies = [n for (n,) in sqlite3.connect(out / "code" / "optuna.db").execute("select study_name from studies")]
@@ -483,7 +484,7 @@ def test_a_local_pool_is_fed_a_window_of_cells_at_a_time(toy_env, write_spec, tm
     cells submitted and not back, and every cell still runs once."""
     import harness
     from harness.executors import LocalExecutor
-    from harness.store import read_runs
+    from harness.runs_file import read_runs
 
     most, submit = [0], LocalExecutor.submit
 

@@ -6,7 +6,7 @@ import os
 import re
 
 from conftest import ROOT, harness_cli
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 
 def _blocks() -> dict[str, str]:

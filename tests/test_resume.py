@@ -10,7 +10,8 @@ import time
 from collections import Counter
 
 from conftest import ROOT, TOY_SPEC, harness_cli
-from harness.store import RunStore, read_runs
+from harness.runs_file import read_runs
+from harness.store import RunStore
 
 SLOW_SPEC = """\
 spec: 1

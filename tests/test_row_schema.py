@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from harness import store
+from harness import runs_file, store
 
 # (name, field, value, what the report says): each gave a traceback in leaderboard, run and merge before
 WRONG = [
@@ -85,19 +85,19 @@ def test_a_row_of_wrong_types_is_reported_left_out_and_repaired(toy_folder, tmp_
 
     folder, lines = _with_row(toy_folder, tmp_path, _setter(field, value))
     expected = f"runs.jsonl:2: {said}; the line is ignored (`harness repair {folder}` moves such lines to damaged.jsonl)"
-    store._reported.clear()
-    assert len(list(store.read_cells(folder))) == 3
+    runs_file._reported.clear()
+    assert len(list(runs_file.read_cells(folder))) == 3
     assert expected in capsys.readouterr().err
-    store._reported.clear()
-    assert [r["key"] for r in store.read_runs(folder)] == [json.loads(lines[i])["key"] for i in (0, 2, 3)]
+    runs_file._reported.clear()
+    assert [r["key"] for r in runs_file.read_runs(folder)] == [json.loads(lines[i])["key"] for i in (0, 2, 3)]
     assert expected in capsys.readouterr().err  # the dict reader agrees
-    store._reported.clear()
+    runs_file._reported.clear()
     write_leaderboard(folder)  # the pages, without the row
     assert expected in capsys.readouterr().err
     with pytest.raises(MergeError, match=r"runs\.jsonl:2: damaged line \(" + _re(said) + r"\); `harness repair"):
         merge(tmp_path / "merged", [folder])
     assert not (tmp_path / "merged").exists()
-    store._reported.clear()
+    runs_file._reported.clear()
     # a run plans over the folder (the row's cell is not done: it runs again) and rebuilds its pages
     spec = tmp_path / "toy.yaml"
     from conftest import TOY_SPEC
@@ -124,7 +124,7 @@ def test_a_null_metric_is_missing_everywhere_claims_included(toy_folder, tmp_pat
     from harness.report.folder import write_leaderboard
 
     folder, _ = _with_row(toy_folder, tmp_path, _setter(("metrics", "toy_score"), None))
-    cells, rows = list(store.read_cells(folder)), list(store.read_runs(folder))
+    cells, rows = list(runs_file.read_cells(folder)), list(runs_file.read_runs(folder))
     assert "toy_score" not in cells[1]["metrics"] and "toy_loss" in cells[1]["metrics"]
     assert [c["metrics"] for c in cells] == [r["metrics"] for r in rows]
     verdicts = write_leaderboard(folder)  # the claim tunable-wins reads toy_score of that cell
@@ -138,18 +138,18 @@ def test_a_null_metric_is_missing_everywhere_claims_included(toy_folder, tmp_pat
     assert summary.ok and "Traceback" not in capsys.readouterr().err
 
 
-def test_the_column_reader_reports_the_same_problem_from_saved_columns(tmp_path, capsys, monkeypatch):
-    """Saved columns keep what was wrong with each damaged line, so a second read says it again."""
-    from harness import columns
+def test_the_table_reader_reports_the_same_problem_from_the_saved_table(tmp_path, capsys, monkeypatch):
+    """The saved table keeps what was wrong with each damaged line, so a second read says it again."""
+    from harness import results_table
 
-    monkeypatch.setattr(columns, "SIDECAR_MIN_BYTES", 0)
+    monkeypatch.setattr(results_table, "CACHE_MIN_BYTES", 0)
     folder = tmp_path / "f"
     folder.mkdir()
     good = {"key": "k", "status": "ok", "dataset": "d", "method": "m", "seed": 0, "split": "test", "metrics": {"x": 1.0}}
     bad = {**good, "seed": "abc"}
     (folder / store.RUNS_FILE).write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
     for _ in range(2):
-        store._reported.clear()
-        assert columns.read_columns(folder).size == 1
+        runs_file._reported.clear()
+        assert len(results_table.read_table(folder)) == 1
         assert 'runs.jsonl:2: seed is "abc", expected an integer' in capsys.readouterr().err
-    assert (folder / columns.SIDECAR).exists()
+    assert (folder / results_table.CACHE).exists()

@@ -10,7 +10,7 @@ import yaml
 import harness
 from conftest import ROOT, TOY_SPEC
 from harness.cli import main
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 QUICK = ROOT / "results" / "quick"
 ONE_CELL = harness.RunOptions(jobs=1, methods=("toy-constant",), datasets=("easy",))

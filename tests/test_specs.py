@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, harness_cli
 from harness.spec.load import load_spec, validate_spec
 from harness.spec.model import PROFILES
-from harness.store import read_runs
+from harness.runs_file import read_runs
 
 SPECS = sorted((ROOT / "specs").glob("*.yaml"))
 

@@ -27,7 +27,8 @@ def test_repair_moves_a_torn_last_line_to_damaged_byte_for_byte(tmp_path):
 
 
 def test_a_run_still_cuts_a_torn_last_line_before_its_first_append(tmp_path):
-    from harness.store import RunStore, read_runs
+    from harness.runs_file import read_runs
+    from harness.store import RunStore
 
     folder = tmp_path / "spec"
     folder.mkdir()

@@ -82,7 +82,7 @@ class BoundVerdict(VerdictMixin):
         return out
 
 
-def check_bound(claim: dict, rows: list[dict], order: Sequence[str] = ()) -> BoundVerdict:
+def check_bound(claim: dict, rows, order: Sequence[str] = ()) -> BoundVerdict:
     """A bound claim's verdict: every finished cell of ``methods`` against ``at_most`` / ``at_least``."""
     side = "at_most" if claim.get("at_most") is not None else "at_least"
     bound = float(claim[side])

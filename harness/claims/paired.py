@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
-from harness.claims._rows import indexed
+from harness.claims._rows import claim_columns
 from harness.claims.base import (
     DATASET_SEED, INCONCLUSIVE, REPLICATE_SCHEMA, REPLICATES, SEED, ClaimKind,
     SpecContext, VerdictMixin, t_verdict,
@@ -107,7 +107,7 @@ class Verdict(VerdictMixin):
                 f"{self.pairs_text()}; {self.reason}")
 
 
-def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, int], float]:
+def paired_cells(claim: dict, rows, goal: str) -> dict[tuple[str, int], float]:
     """(dataset, seed) → difference (oriented so that positive favours ``better``), where both methods are ok;
     in the order of (dataset, seed).
 
@@ -115,35 +115,23 @@ def paired_cells(claim: dict, rows: list[dict], goal: str) -> dict[tuple[str, in
     is never paired with a CPU's), and a (dataset, seed) measured on several classes gives the mean of its
     classes' differences: the seed's draw counts once, whatever ran it.
     """
-    from harness.columns import ColumnRows
-
     wanted = set(claim.get("datasets") or ()) or None
     metric, better, than = claim["metric"], claim.get("better"), claim.get("than")
-    if isinstance(rows, ColumnRows):  # one device class, one row per (dataset, method, seed)
+    from harness.results_table import classes_apart
+
+    if not classes_apart(rows):  # one class: a join of the two methods' cells on (dataset, seed), the latest winning
         found = {}
         for method in dict.fromkeys((better, than)):
-            datasets, seeds, values = rows.narrow(("dataset", "seed"), metric, (method,), wanted, measured=True)
+            datasets, seeds, values = claim_columns(rows, ("dataset", "seed"), metric, (method,), wanted, measured=True)
             found[method] = dict(zip(zip(datasets, seeds), values))
-        return _joined(found[better], found[than], goal)
-    apart, by_method = indexed(rows)
-    if not apart:  # one class: a join of the two methods' cells on (dataset, seed), the latest row of each winning
-        found = {}
-        for method in dict.fromkeys((better, than)):
-            cells = found[method] = {}
-            for row in by_method.get(method, ()):
-                if (wanted is None or row["dataset"] in wanted) and row["status"] == "ok":
-                    values = row["metrics"]
-                    if metric in values:
-                        cells[(row["dataset"], row["seed"])] = values[metric]
         return _joined(found[better], found[than], goal)
     from harness.devices import device_class
 
     by_cell: dict[tuple[str, int, str, str], float] = {}
-    for method in dict.fromkeys((better, than)):  # only these two methods' rows count
-        for row in by_method.get(method, ()):
-            if row["status"] == "ok" and metric in row["metrics"] and (wanted is None or row["dataset"] in wanted):
-                device = device_class(row.get("device")) or ""
-                by_cell[(row["dataset"], row["seed"], device, row["method"])] = row["metrics"][metric]
+    for dataset, seed, device, method, value in zip(*claim_columns(
+            rows, ("dataset", "seed", "device", "method"), metric, tuple(dict.fromkeys((better, than))), wanted,
+            measured=True)):  # only these two methods' rows count
+        by_cell[(dataset, seed, device_class(device) or "", method)] = value
     by_class: dict[tuple[str, int], list[float]] = {}
     for (dataset, seed, device, method), value in sorted(by_cell.items()):
         if method == better and (dataset, seed, device, than) in by_cell:
@@ -160,7 +148,7 @@ def _joined(mine: dict[tuple[str, int], float], theirs: dict[tuple[str, int], fl
     return {cell: theirs[cell] - mine[cell] for cell in sorted(mine) if cell in theirs}
 
 
-def paired_differences(claim: dict, rows: list[dict], goal: str) -> list[float]:
+def paired_differences(claim: dict, rows, goal: str) -> list[float]:
     """Every (dataset, seed) cell's difference, oriented so that positive favours ``better``."""
     return list(paired_cells(claim, rows, goal).values())
 

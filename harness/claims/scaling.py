@@ -67,7 +67,7 @@ def _mean(values: list[float]) -> float:
 
 
 
-def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, str], dict[float, float]]:
+def _by_seed_and_method(claim: dict, rows) -> dict[tuple[int, str, str], dict[float, float]]:
     """(seed, method, device class) → {size: value} over the claim's datasets, from ok rows with a positive value.
 
     The device class is "" unless the rows span several: then each class's sizes are fitted on their own (an
@@ -75,7 +75,7 @@ def _by_seed_and_method(claim: dict, rows: list[dict]) -> dict[tuple[int, str, s
     """
     wanted = set(claim.get("datasets") or ()) or None
     size = claim["size"]
-    from harness.columns import classes_apart
+    from harness.results_table import classes_apart
     from harness.devices import device_class
 
     apart = classes_apart(rows)
@@ -101,7 +101,7 @@ def _seed_slopes(points: dict[tuple[int, str, str], dict[float, float]], method:
     return [_mean(slopes) for slopes in by_seed.values()]
 
 
-def exponents(claim: dict, rows: list[dict]) -> list[MethodExponent]:
+def exponents(claim: dict, rows) -> list[MethodExponent]:
     """Every method's exponent on the claim's datasets: ``better`` and ``than`` first, then the others by name."""
     points = _by_seed_and_method(claim, rows)
     slopes = {method: found for method in sorted({m for _, m, _ in points}) if (found := _seed_slopes(points, method))}
@@ -239,7 +239,7 @@ TEST_EXPONENT_BOUND = ("per method, a one-sample t-test over seeds of the expone
                        "log(metric) against log(size) over the claim's datasets) against the bound, 95% interval")
 
 
-def check_exponent_bound(claim: dict, rows: list[dict]) -> ExponentBoundVerdict:
+def check_exponent_bound(claim: dict, rows) -> ExponentBoundVerdict:
     """A scaling claim with ``methods`` and ``at_most`` / ``at_least``: each method's exponent against the bound."""
     side = "at_most" if claim.get("at_most") is not None else "at_least"
     bound = float(claim[side])
@@ -279,7 +279,7 @@ def check_exponent_bound(claim: dict, rows: list[dict]) -> ExponentBoundVerdict:
                                 source=claim.get("source"), quote=claim.get("quote"))
 
 
-def check_scaling(claim: dict, rows: list[dict], goal: str) -> ScalingVerdict | ExponentBoundVerdict:
+def check_scaling(claim: dict, rows, goal: str) -> ScalingVerdict | ExponentBoundVerdict:
     """A scaling claim's verdict: per seed, the exponent of ``than`` minus that of ``better`` (goal min); or, with
     ``methods`` and a bound, each named method's exponent against it (:func:`check_exponent_bound`)."""
     if claim.get("methods"):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from harness.columns import classes_apart, column
+from harness.results_table import classes_apart, texts
 from harness.report.blocks import Table
 from harness.report.board import Board, row_class, row_label
 from harness.report.figures import PANEL_COLUMNS, PANEL_LIMIT, figure_svg
@@ -40,19 +40,23 @@ def curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cur
 
 
 def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[CurveLine]]]:
+    import numpy as np
+
     method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
     dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
     found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
     labels: dict[tuple[str, str], tuple[str, str]] = {}
-    apart = classes_apart(board.rows)  # then a line per method and device class
     rows = board.rows
-    for at, (status, curves) in enumerate(zip(column(rows, "status"), column(rows, "curves"))):
-        if status != "ok" or not curves:
+    apart = classes_apart(rows)  # then a line per method and device class
+    at = np.flatnonzero((rows["status"] == "ok").to_numpy() & rows["curves"].notna().to_numpy())
+    picked = rows.take(at)
+    for dataset, method, device, curves in zip(texts(picked, "dataset"), texts(picked, "method"),
+                                               texts(picked, "device"), picked["curves"].tolist()):
+        if not curves:
             continue
-        row = rows[at]
         for name, curve in curves.items():
-            found.setdefault((row["dataset"], name), {}).setdefault((row["method"], row_class(row, apart)), []).append(curve)
-            labels.setdefault((row["dataset"], name), (curve.get("x_label", "step"), curve.get("y_label") or name))
+            found.setdefault((dataset, name), {}).setdefault((method, row_class(device, apart)), []).append(curve)
+            labels.setdefault((dataset, name), (curve.get("x_label", "step"), curve.get("y_label") or name))
     panels = {}
     place = {d: i for i, d in reversed(list(enumerate(dataset_order)))}
     for key in sorted(found, key=lambda k: (place.get(k[0], len(dataset_order)), k)):

@@ -15,8 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
-from harness.columns import classes_apart, column, current_rows, read_columns
-from harness.devices import device_class
 from harness.metric_tables import read_chance_table, read_metric_table
 from harness.metrics import Metric
 from harness.report.board import Board, NoResults, build_rows, current_tuning
@@ -25,53 +23,25 @@ from harness.report.curves import CURVES_SVG, curve_panels, render_curves_svg
 from harness.report.html_page import render_html
 from harness.report.markdown import render_markdown
 from harness.spec.model import claim_entries, expand_grids, grid_members
-from harness.store import (
-    CellRows,
-    load_yaml,
-    newest_code_only,
-    read_cells,
-    read_skipped_datasets,
-    read_tuning_summaries,
-    write_atomic,
-)
+from harness.results_table import current_cells, read_table
+from harness.store import load_yaml, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 
-def read_folder(folder: Path) -> tuple[dict[str, Any], list[dict]]:
-    """The folder's resolved spec (a dataset grid written out) and its current rows (latest per dataset, method, seed).
-
-    Where the rows span several device classes (:func:`harness.devices.device_class`), latest per dataset,
-    method, seed and device class: each class keeps its own cells; a row without a device (skipped before a
-    device was chosen) gives way to its cell's rows on a device.
-    """
+def read_folder(folder: Path) -> tuple[dict[str, Any], Any]:
+    """The folder's resolved spec (a dataset grid written out) and its current cells, the rows the leaderboard
+    shows (:func:`harness.results_table.current_cells`: the newest row per dataset, method, seed, and device class
+    where the rows span several), as a table."""
     folder = Path(folder)
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     text = (folder / "spec.yaml").read_text()
-    columns = read_columns(folder, text)  # first: it may hold the text parsed
+    table = read_table(folder, text)  # first: it may hold the text parsed
     meta = load_yaml(text)
     # the pages show each dataset of a grid, and a claim naming a grid is about its datasets
     expansion = expand_grids(meta["spec"]["datasets"])  # once, for both
     meta["spec"]["claims"] = claim_entries(meta["spec"], grid_members(meta["spec"]["datasets"], expansion))
     meta["spec"]["datasets"] = expansion[0]
-    spec_hash = meta["spec_hash"]
-    if columns is not None:
-        found = current_rows(columns, spec_hash)
-        if found is not None:
-            return meta, found
-    current = newest_code_only([r for r in read_cells(folder, intern=True)
-                                if r.spec_hash == spec_hash and r.split == "test"])
-    apart = classes_apart(current)
-    if not apart:  # the last row of each key, where its first row stood
-        latest: dict[tuple, Any] = dict(zip(zip(column(current, "dataset"), column(current, "method"),
-                                                column(current, "seed")), current))
-        return meta, CellRows(latest.values())
-    latest = {}
-    for row in current:
-        latest[(row["dataset"], row["method"], row["seed"], device_class(row.get("device")))] = row
-    if apart:
-        placed = {key[:3] for key in latest if key[3] is not None}
-        latest = {key: row for key, row in latest.items() if key[3] is not None or key[:3] not in placed}
-    return meta, CellRows(latest.values())
+    return meta, current_cells(table, meta["spec_hash"])
 
 
 def folder_metrics(folder: Path, spec: dict) -> dict[str, Metric]:

@@ -14,7 +14,7 @@ from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
 from harness.report.board import TIED, Board, Cell, Row, win_rates
 from harness.report.curves import curve_blocks
 from harness.report.figures import labelled_rows, ranks_by_label
-from harness.columns import column
+from harness.results_table import decoded, texts
 
 
 def fmt(value: float) -> str:
@@ -56,11 +56,11 @@ def _unit(metric: Metric, value: float) -> str:
 
 def _header_lines(board: Board) -> list[str]:
     meta, rows, spec, primary = board.meta, board.rows, board.spec, board.primary
-    commits = sorted(set(column(rows, "git_commit")))
-    devices = sorted({d for d in set(column(rows, "device")) if d})
-    versions = rows[-1]["versions"] if rows else {}
-    task_versions = sorted(set(column(rows, "task_version")))
-    seeds = sorted(set(column(rows, "seed")))
+    commits = sorted(set(texts(rows, "git_commit")))
+    devices = sorted({d for d in set(texts(rows, "device")) if d})
+    versions = decoded(rows.tail(1), "versions")[0] if len(rows) else {}
+    task_versions = sorted(set(texts(rows, "task_version")))
+    seeds = sorted(set(texts(rows, "seed")))
     lines = [
         f"spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
         f"version {', '.join(task_versions) or '?'}",

@@ -32,7 +32,8 @@ def read_results(folder: str | Path, history: bool = False):
     folder = Path(folder)
     if history:  # every line: the current rows are not needed, only the spec they were read against
         from harness.report.board import NoResults
-        from harness.store import load_yaml, read_runs
+        from harness.runs_file import read_runs
+        from harness.store import load_yaml
 
         if not (folder / "spec.yaml").exists():
             raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
@@ -40,13 +41,14 @@ def read_results(folder: str | Path, history: bool = False):
         frame = pd.json_normalize(list(read_runs(folder)), sep=".")
         frame = frame.rename(columns=lambda c: "metric." + c[len("metrics."):] if c.startswith("metrics.") else c)
     else:
-        from harness.columns import column
+        from harness.results_table import RAW_FIELDS, decoded, metric_names, metric_values, texts
 
         meta, rows = read_folder(folder)
-        data = {name: column(rows, name) for name in FIELDS}
-        recorded = column(rows, "metrics")
-        for name in dict.fromkeys(name for metrics in recorded for name in (metrics or {})):
-            data[f"metric.{name}"] = [(metrics or {}).get(name) for metrics in recorded]
+        data = {name: decoded(rows, name) if name in RAW_FIELDS else texts(rows, name) for name in FIELDS}
+        for name in metric_names(rows):
+            values = metric_values(rows, name)
+            if any(value is not None for value in values):  # a metric only rows of other hashes or splits have
+                data[f"metric.{name}"] = values
         frame = pd.DataFrame(data)
     for name in [c for c in frame.columns if c.startswith("metric.")]:
         frame[name] = pd.to_numeric(frame[name], errors="coerce").astype(float)  # a null or a text: NaN, as missing

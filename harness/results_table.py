@@ -473,8 +473,11 @@ def classes_apart(table) -> bool:
     """Whether the rows span more than one device class (:func:`harness.devices.device_class`): then a leaderboard
     shows a row per (method, class) and a claim pairs cells only within one class (a GPU's time is never compared
     with a CPU's)."""
+    import numpy as np
+
     column = table["device"]
-    return several_classes(column.cat.categories[sorted(set(column.cat.codes.tolist()) - {-1})].tolist())
+    used = np.unique(column.cat.codes.to_numpy())
+    return several_classes(column.cat.categories[used[used >= 0]].tolist())
 
 
 def device_classes(table, at=None) -> list:

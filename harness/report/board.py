@@ -8,12 +8,10 @@ level is not ranked and is left out of the win rate: there is nothing to rank th
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from harness.columns import ColumnRows, classes_apart, column
 from harness.devices import device_class
 from harness.metrics import Metric
 from harness.stats import FLOAT_NOISE, mean_and_half_width
@@ -79,9 +77,10 @@ def row_label(method: str, device: str | None) -> str:
     return method if device is None else f"{method} on {device}"
 
 
-def row_class(row: dict, apart: bool) -> str | None:
-    """The row's device class where ``apart`` (the folder spans several classes), else None: one row per method."""
-    return (device_class(row.get("device")) or NO_DEVICE) if apart else None
+def row_class(device: str | None, apart: bool) -> str | None:
+    """The device class of a row on ``device`` where ``apart`` (the folder spans several classes), else None: one
+    row per method."""
+    return (device_class(device) or NO_DEVICE) if apart else None
 
 
 def summarise(values: list[float]) -> Cell:
@@ -124,69 +123,43 @@ def build_rows(meta: dict, rows: list[dict], metrics: dict[str, Metric],
     return {d: tables[d] for d in sorted(tables, key=lambda d: place.get(d, 1e9))}
 
 
-def _group_rows(rows: list, report: list[str]) -> list[Row]:
+def _group_rows(rows, report: list[str]) -> list[Row]:
     """One unranked :class:`Row` per (dataset, method, device class where the rows span several), in the order of
     each group's first row: its cells (mean and 95% interval over its ok seeds of every metric in ``report``),
-    seeds ok / failed / skipped, devices, errors and skip reasons.
+    seeds ok / failed / skipped, devices, errors and skip reasons. ``rows``: the current cells' table
+    (:func:`harness.results_table.current_cells`).
 
-    Columnar: the rows are read once into numpy arrays (group number, status, one float column per metric) and
-    grouped by a stable sort, so the values of a group stay in the order written and every interval is the float
-    the per-group lists gave (:func:`harness.stats.summarise_rows` on each sample size's rows at once)."""
+    The groups are numbered from the table's category codes and each metric's values sorted into groups by a stable
+    sort, so the values of a group stay in the order written and every interval is the float the per-group lists
+    gave (:func:`harness.stats.summarise_rows` on each sample size's rows at once)."""
     import numpy as np
+    import pandas as pd
 
+    from harness.results_table import classes_apart, device_classes, is_in, metric_array, texts
     from harness.stats import summarise_rows
 
-    if not rows:
+    if not len(rows):
         return []
-    apart = classes_apart(rows)
-    index: dict[tuple, int] = {}
-    columnar = isinstance(rows, ColumnRows)  # its fields by their codes: no list of a million values per field
-    named = None if columnar else column(rows, "device")
-    if columnar:  # one device class (else read row by row): groups from the integer codes
-        pair = rows.codes("dataset").astype(np.int64) * len(rows.columns.values["method"]) + rows.codes("method")
-        _, at, inverse = np.unique(pair, return_index=True, return_inverse=True)
-        order = np.argsort(at, kind="stable")  # the groups in order of appearance
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        group = rank[inverse.reshape(-1)]
-        datasets, methods = rows.columns.values["dataset"], rows.columns.values["method"]
-        starts = at[order]
-        index = dict(zip(zip(map(datasets.__getitem__, rows.codes("dataset")[starts].tolist()),
-                             map(methods.__getitem__, rows.codes("method")[starts].tolist()),
-                             itertools.repeat(None)), range(len(order))))
-    else:
-        classes = [(device_class(d) or NO_DEVICE) for d in named] if apart else [None] * len(rows)
-        keys = zip(column(rows, "dataset"), column(rows, "method"), classes)
-        # each key's number is the row number of its first row (a C pass); ranked, they number the groups 0, 1,
-        # ... in order of appearance
-        firsts = np.fromiter(map(index.setdefault, keys, itertools.count()), dtype=np.int64, count=len(rows))
-        _, group = np.unique(firsts, return_inverse=True)
-        index = dict(zip(index, range(len(index))))
-    count = len(index)
-    if columnar:
-        codes, table = rows.codes("status"), rows.columns.values["status"]
-
-        def status_in(*wanted):
-            return np.isin(codes, [code for code, value in enumerate(table) if value in wanted])
-    else:
-        status = np.array(column(rows, "status"), dtype=object)
-
-        def status_in(*wanted):
-            return np.logical_or.reduce([status == value for value in wanted])
-    ok = status_in("ok")
-    failed = status_in("failed", "timed-out")
-    skipped = status_in("skipped")
-    _, first = np.unique(group, return_index=True)  # groups are numbered in order of appearance
+    methods_count = len(rows["method"].cat.categories) + 1
+    key = rows["dataset"].cat.codes.to_numpy().astype(np.int64) * methods_count + rows["method"].cat.codes.to_numpy()
+    classes = None
+    if classes_apart(rows):
+        classes = [c or NO_DEVICE for c in device_classes(rows)]
+        class_codes, _ = pd.factorize(np.array(classes, dtype=object))
+        key = key * (class_codes.max() + 1) + class_codes
+    group, _ = pd.factorize(key)  # groups numbered in order of appearance
+    _, first = np.unique(group, return_index=True)
+    count = len(first)
+    index = dict(zip(zip(texts(rows, "dataset", first), texts(rows, "method", first),
+                         [classes[i] for i in first.tolist()] if classes else [None] * count), range(count)))
+    ok = is_in(rows, "status", ("ok",))
+    failed = is_in(rows, "status", ("failed", "timed-out"))
+    skipped = is_in(rows, "status", ("skipped",))
     cells: list[dict[str, Cell]] = [{} for _ in range(count)]
     ok_at = np.flatnonzero(ok)
     ok_group = group[ok_at]
-    if isinstance(rows, ColumnRows):  # its metric columns, nan where a row lacks one
-        table = np.stack([rows.metric(name)[ok_at] for name in report], axis=1) if report else np.empty((len(ok_at), 0))
-    else:
-        every = column(rows, "metrics")
-        table = _metric_table([every[i] for i in ok_at.tolist()], report)
-    for k, name in enumerate(report):
-        values = table[:, k]
+    for name in report:
+        values = metric_array(rows, name)[ok_at]
         present = ~np.isnan(values)
         order = np.argsort(ok_group[present], kind="stable")  # each group's values in the order written
         ordered = values[present][order]
@@ -201,59 +174,31 @@ def _group_rows(rows: list, report: list[str]) -> list[Row]:
     seeds_failed = np.bincount(group[failed], minlength=count).tolist()
     seeds_skipped = np.bincount(group[skipped], minlength=count).tolist()
     devices: list[tuple[str, ...]] = [()] * count
-    names = sorted({d for d in (rows.distinct("device") if columnar else named) if d})
+    device = rows["device"].cat
+    used = np.unique(device.codes.to_numpy())
+    names = sorted({d for d in device.categories[used[used >= 0]].tolist() if d})
     if names:
         code = {d: i for i, d in enumerate(names)}
         # None and "" are no device: not in ``code``, so -1
-        if columnar:
-            device = np.array([code.get(d, -1) for d in rows.columns.values["device"]], dtype=np.int64)[
-                rows.codes("device")]
-        else:
-            device = np.fromiter(map(code.get, named, itertools.repeat(-1)), dtype=np.int64, count=len(named))
-        known = device >= 0
-        for pair in np.unique(group[known] * len(names) + device[known]).tolist():  # by group, then device name
+        known_codes = np.array([code.get(d, -1) for d in device.categories.tolist()] + [-1], dtype=np.int64)
+        found = known_codes[device.codes.to_numpy()]
+        known = found >= 0
+        for pair in np.unique(group[known] * len(names) + found[known]).tolist():  # by group, then device name
             g, d = divmod(pair, len(names))
             devices[g] = devices[g] + (names[d],)
-    read: dict[str, list] = {}
-
-    def at(name: str, positions) -> list:
-        """The field on the rows at ``positions``."""
-        if columnar:
-            return rows.values_at(name, positions)
-        found = read[name] if name in read else read.setdefault(name, column(rows, name))
-        return [found[i] for i in positions.tolist()]
-
     errors: list[dict[str, None]] = [{} for _ in range(count)]
     where = np.flatnonzero(failed)
-    for g, status_said, error in zip(group[where].tolist(), at("status", where), at("error", where)):
+    for g, status_said, error in zip(group[where].tolist(), texts(rows, "status", where), texts(rows, "error", where)):
         errors[g][f"{status_said}: {error}"] = None
     skips: list[dict[str, None]] = [{} for _ in range(count)]
     where = np.flatnonzero(skipped)
-    for g, error in zip(group[where].tolist(), at("error", where)):
+    for g, error in zip(group[where].tolist(), texts(rows, "error", where)):
         skips[g][str(error or "no reason recorded")] = None
-    kinds = at("kind", first)
+    kinds = texts(rows, "kind", first)
     return [Row(dataset, method, kinds[g], cells[g], seeds_ok[g], seeds_failed[g],
                 devices=devices[g], errors=tuple(errors[g]), seeds_skipped=seeds_skipped[g], skips=tuple(skips[g]),
                 device_class=device_class)
             for (dataset, method, device_class), g in index.items()]
-
-
-def _metric_table(metrics: list[dict], report: list[str]):
-    """A float array of one row per metrics dict and one column per name of ``report``; nan where a dict lacks one.
-
-    Where every dict has every name (the common case), one C pass (``operator.itemgetter``) reads them all: a
-    million rows' seven metrics in a fraction of a second, not seven Python passes."""
-    import operator
-
-    import numpy as np
-
-    if not report:
-        return np.empty((len(metrics), 0))
-    try:
-        found = list(map(operator.itemgetter(*report), metrics))
-    except KeyError:
-        return np.array([[m.get(name) for name in report] for m in metrics], dtype=float).reshape(-1, len(report))
-    return np.array(found, dtype=float).reshape(-1, len(report))
 
 
 def by_device_class(table: list[Row]) -> list[list[Row]]:
@@ -390,7 +335,9 @@ def current_tuning(meta: dict[str, Any], rows: list[dict], entries: list[dict[st
     spec hash and code as the pair's newest rows, in the spec's order of datasets, then methods."""
     if not entries:
         return []  # no tuning: no need to go through a million rows
-    code = dict(zip(zip(column(rows, "dataset"), column(rows, "method")), column(rows, "code")))
+    from harness.results_table import decoded, texts
+
+    code = dict(zip(zip(texts(rows, "dataset"), texts(rows, "method")), decoded(rows, "code")))
     current = [e for e in entries if (e["dataset"], e["method"]) in code and e.get("spec_hash") == meta["spec_hash"]
                and e.get("code") == code[(e["dataset"], e["method"])]]
     datasets = [d.get("id", d["name"]) for d in meta["spec"]["datasets"]]

@@ -10,8 +10,10 @@ form should be flagged, no other kernel) and ``harness bench compare BASE BASE``
 
     python benchmarks/compare_noise.py --sessions 10 --out /tmp/compare-noise
 
-It prints one line per session and a summary: catch rate (planted kernels flagged slower / planted kernels
-compared), false alarms (other kernels flagged slower or faster, in both kinds of session), and the A/A bands.
+It prints one line per session (the verdicts as the session gave them) and a summary, judged again from the
+recorded samples by per-round minima and by per-round medians: catch rate (planted kernels flagged slower /
+planted kernels compared), false alarms (other kernels flagged slower or faster, in both kinds of session), and
+the A/A bands. ``--analyse DIR`` prints the summary of records kept with ``--out DIR``.
 """
 from __future__ import annotations
 
@@ -96,6 +98,38 @@ def session(repo: Path, base: str, head: str, bench: str, rounds: int, record: P
     return json.loads(record.read_text())
 
 
+def analyse(records: list[Path], statistic: str) -> str:
+    """Catch rate and false alarms of the recorded sessions, judged again from their samples by each round's
+    ``statistic`` (the records keep every sample, so both statistics are judged on the same measurements)."""
+    from harness.bench_session import verdict
+
+    caught = compared = false_alarms = others = 0
+    ratios, bands = [], []
+    for path in records:
+        data = json.loads(path.read_text())
+        planted_session = path.stem.endswith("-p")
+        for row in data["rows"]:
+            samples = data["samples"].get(row["name"])
+            if samples is None:
+                continue
+            judged = verdict(row["name"], row["clock"].split("+")[0], samples, {}, data["factor"], statistic)
+            if planted_session and ".DelayedRejectionStep." in row["name"] and "form='fsm'" in row["name"]:
+                compared += 1
+                caught += judged.status == "slower"
+                ratios.append(judged.ratio)
+            else:
+                others += 1
+                false_alarms += judged.status in ("slower", "faster")
+            if judged.band:
+                bands.append(max(judged.band[1] - 1, 1 - judged.band[0]))
+    bands.sort()
+    ratios.sort()
+    return (f"per-round {statistic}: caught {caught} of {compared} planted kernel comparisons; false alarms "
+            f"{false_alarms} of {others} other kernel comparisons (untouched kernels, and every kernel of the A/A "
+            f"sessions); planted ratio {ratios[0]:.2f}-{ratios[-1]:.2f}; A/A band half-width median "
+            f"{bands[len(bands) // 2] * 100:.1f}%, widest {bands[-1] * 100:.1f}%")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sessions", type=int, default=10)
@@ -103,7 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--bench", default=r"DelayedRejectionStep.*normal.*16\)|SweepRounding.*400")
     parser.add_argument("--no-load", action="store_true", help="without the CPU-bound job beside the sessions")
     parser.add_argument("--out", type=Path, help="keep every session's record (--json) here")
+    parser.add_argument("--analyse", type=Path, metavar="DIR", help="only judge the records kept in DIR again")
     args = parser.parse_args(argv)
+    if args.analyse:
+        for statistic in ("min", "median"):
+            print(analyse(sorted(args.analyse.glob("*.json")), statistic))
+        return 0
     with tempfile.TemporaryDirectory(prefix="compare-noise-") as folder:
         repo = Path(folder) / "repo"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(repo)], check=True)
@@ -145,11 +184,8 @@ def main(argv: list[str] | None = None) -> int:
             if burner is not None:
                 burner.kill()
                 burner.wait()
-    bands.sort()
-    print(f"caught {caught} of {compared} planted kernel comparisons ({caught / max(compared, 1):.0%}); "
-          f"false alarms: {false_alarms} of {others} other kernel comparisons; A/A band half-width: median "
-          f"{bands[len(bands) // 2] * 100:.1f}%, 90th percentile {bands[int(len(bands) * 0.9)] * 100:.1f}%, "
-          f"widest {bands[-1] * 100:.1f}%")
+        for statistic in ("min", "median"):
+            print(analyse(sorted(out.glob("*.json")), statistic))
     return 0
 
 

@@ -6,7 +6,8 @@ checkout that runs the session (the worker refuses modules from elsewhere; the r
 A **third** worker runs the base commit again: the A/A arm. A session is ``rounds`` rounds; each round starts
 fresh workers and goes through the kernels one by one: each arm sets the kernel up, then the arms take their samples in
 turn (base, head, base again, the order rotated from sample to sample), so that whatever the machine does
-meanwhile hits all three alike. For every kernel and round the median of a few samples per arm gives two paired log-ratios:
+meanwhile hits all three alike. For every kernel and round the least of a few samples per arm (:data:`STATISTICS`; the median on
+request) gives two paired log-ratios:
 ``head / base`` (the change) and ``base again / base`` (noise: the same code in another process at the same
 moment). The change's estimate is the geometric mean of its per-round ratios with a t interval
 (:data:`LEVEL`); the **noise band** is the A/A ratios' interval, widened to include 1: the ratios that code
@@ -43,6 +44,12 @@ DEFAULT_ROUNDS = 6
 SAMPLES_PER_ROUND = 5
 SAMPLE_S = float(os.environ.get("HARNESS_BENCH_SAMPLE_S", "0.03"))  # the least CPU time of one sample
 LEVEL = 0.95  # of the t intervals, for the change and for the A/A band
+# What a round keeps of an arm's samples. The least: load only ever adds CPU time to a sample (other processes
+# evict its caches, the hypervisor steals its CPU), so the least-disturbed sample varies least. Measured on the
+# 2-core machine at load 5: a planted 1.25x kernel gave 1.22 (0.92-1.63) by per-round medians, 1.25 (1.18-1.31)
+# by per-round minima; an untouched one 0.88 (0.72-1.08) and 0.97 (0.87-1.08).
+STATISTICS = {"min": min, "median": statistics.median}
+DEFAULT_STATISTIC = "min"
 ARMS = ("base", "head", "again")  # again: the base commit in a third process, the A/A calibration
 ORDERS = (("base", "head", "again"), ("head", "again", "base"), ("again", "base", "head"))
 WORKER = Path(__file__).with_name("bench_worker.py")
@@ -203,7 +210,7 @@ class PairedComparison:
 
 def judge(name: str, clock: str, per_round: dict[str, list[float | None]], factor: float,
           counts: dict[str, float] | None = None) -> PairedComparison:
-    """The verdict on one kernel from its per-round medians of each arm (None: that arm failed that round)."""
+    """The verdict on one kernel from one figure per round and arm (None: that arm failed that round)."""
     full = [r for r in range(len(per_round["base"]))
             if all(per_round[arm][r] is not None and per_round[arm][r] > 0 for arm in ARMS)]
     row = PairedComparison(name, clock, "same", rounds=len(full))
@@ -249,10 +256,12 @@ class Session:
     load: tuple[float, float] | None = None
     seconds: float = 0.0
     measured: dict = field(default_factory=dict)  # label -> arm -> per-round samples (cpu, wall, instructions)
+    statistic: str = DEFAULT_STATISTIC  # of a round's samples: min or median
 
     def record(self) -> dict:
         return {"commits": self.commits, "source_trees": self.trees, "rounds": self.rounds,
-                "samples_per_round": SAMPLES_PER_ROUND, "factor": self.factor, "level": LEVEL,
+                "samples_per_round": SAMPLES_PER_ROUND, "per_round": self.statistic, "factor": self.factor,
+                "level": LEVEL,
                 "instructions": self.instructions or "counted", "load_1min": self.load, "seconds": self.seconds,
                 "python": sys.executable, "rows": [asdict(r) for r in self.rows], "samples": self.measured}
 
@@ -271,7 +280,8 @@ def _labels(hello: dict) -> dict[str, tuple[str, int, dict]]:
 
 
 def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT_ROUNDS, bench: str | None = None,
-                instructions: bool = True, start: Path | None = None, echo=print) -> Session:
+                instructions: bool = True, start: Path | None = None, echo=print,
+                per_round_statistic: str = DEFAULT_STATISTIC) -> Session:
     """Time BASE and HEAD (and BASE again) interleaved; raises :class:`BenchUsage` on bad input."""
     root = repository(start)
     commits = {"base": resolve(root, "BASE", base), "head": resolve(root, "HEAD", head)}
@@ -315,7 +325,7 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
         arms = start_arms()
         suites = {label: _labels(arm.hello["hello"]) for label, arm in arms.items()}
         session = Session(commits, {label: str(trees[label]) for label in ("base", "head")}, rounds, factor,
-                          load=(os.getloadavg()[0], 0.0))
+                          load=(os.getloadavg()[0], 0.0), statistic=per_round_statistic)
         counted = [arm.hello["instructions"] for arm in arms.values()]
         session.instructions = next((c for c in counted if c is not None), None)
         wanted = sorted(label for label in suites["base"].keys() | suites["head"].keys()
@@ -386,17 +396,19 @@ def run_session(base: str, head: str, factor: float = 1.2, rounds: int = DEFAULT
                 arm.close()
         session.load = (session.load[0], os.getloadavg()[0])
         for label in wanted:
-            session.rows.append(settled.get(label) or _verdict(label, suites, samples[label], errors[label], factor))
+            session.rows.append(settled.get(label) or verdict(label, suites["head"][label][2]["clock"], samples[label],
+                                                              errors[label], factor, per_round_statistic))
         session.measured = samples
         session.seconds = time.monotonic() - began
     return session
 
 
-def _verdict(label: str, suites: dict, samples: dict[str, list], errors: dict[str, str],
-             factor: float) -> PairedComparison:
-    clock = suites["head"][label][2]["clock"]
+def verdict(label: str, clock: str, samples: dict[str, list], errors: dict[str, str], factor: float,
+            per_round_statistic: str = DEFAULT_STATISTIC) -> PairedComparison:
+    """The verdict on one kernel from its samples (``{arm: [round's samples or None]}``, as the record keeps them)."""
     column = 0 if clock == "cpu" else 1
-    per_round = {arm: [statistics.median(s[column] for s in taken) if taken else None for taken in samples[arm]]
+    reduce = STATISTICS[per_round_statistic]
+    per_round = {arm: [reduce([s[column] for s in taken]) if taken else None for taken in samples[arm]]
                  for arm in ARMS}
     failed_at = [arm for arm in ("base", "head") if all(v is None for v in per_round[arm])]
     if failed_at:
@@ -430,7 +442,7 @@ def render(session: Session) -> str:
     bands = [r.band for r in rows if r.band]
     lines = [f"# {base} (base) → {head} (head), timed interleaved: {session.rounds} rounds of base, head and base "
              f"again (the A/A arm), {SAMPLES_PER_ROUND} samples each; {int(LEVEL * 100)}% intervals of the paired "
-             f"per-round ratio head / base",
+             f"ratio head / base of each round's {session.statistic}",
              f"# slower = ratio above {session.factor:g} and above the A/A noise band, its interval above 1 "
              f"(faster: the mirror)",
              f"# source trees: base {session.trees['base']}, head {session.trees['head']} (git archive; the "
@@ -457,10 +469,12 @@ def write_record(session: Session, path: Path) -> None:
     path.write_text(json.dumps(session.record(), indent=1) + "\n")
 
 
-def compare_command(base: str, head: str, factor: float, rounds: int, bench: str | None, json_path: Path | None) -> int:
+def compare_command(base: str, head: str, factor: float, rounds: int, bench: str | None, json_path: Path | None,
+                    per_round_statistic: str = DEFAULT_STATISTIC) -> int:
     """``harness bench compare`` (without ``--stored``): the report on stdout, a line per regression on stderr;
     exit 1 when a kernel is slower or newly failing, else 0 (:class:`BenchUsage` for bad input)."""
-    session = run_session(base, head, factor, rounds, bench, echo=lambda line: print(line, file=sys.stderr))
+    session = run_session(base, head, factor, rounds, bench, echo=lambda line: print(line, file=sys.stderr),
+                          per_round_statistic=per_round_statistic)
     if json_path:
         write_record(session, json_path)
     print(render(session))

@@ -190,6 +190,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="interleaved rounds of base, head and base again (default 6; more narrow the intervals)")
     q.add_argument("--bench", metavar="REGEX", help="only benchmarks whose name matches")
     q.add_argument("--json", type=Path, metavar="FILE", help="write the session (every sample, trees, verdicts) here")
+    q.add_argument("--per-round", choices=("min", "median"), default="min",
+                   help="what a round keeps of each commit's samples (default min: load only adds time)")
     q.add_argument("--stored", action="store_true",
                    help="compare the results `harness bench run` stored for each commit instead of timing them now")
     q.add_argument("--machine", metavar="NAME",
@@ -559,7 +561,8 @@ def cmd_bench(args) -> int:
         if args.bench_command == "compare" and not args.stored:
             from harness.bench_session import compare_command
 
-            return compare_command(args.base, args.head, args.factor, args.rounds, args.bench, args.json)
+            return compare_command(args.base, args.head, args.factor, args.rounds, args.bench, args.json,
+                                   args.per_round)
         if args.bench_command == "compare":
             rows, text = bench.compare_commits(args.base, args.head, args.factor, args.machine)
             print(text)

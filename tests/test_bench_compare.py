@@ -224,3 +224,17 @@ def test_the_event_counter_reads_this_process():
     assert spent > 1_000_000  # more than a millisecond of this process's time, in nanoseconds
     hardware = bench_worker.Counter.open()
     assert hardware is not None or "perf_event_open" in bench_worker.Counter.why_not
+
+
+def test_a_round_keeps_its_least_sample_by_default():
+    """Load only adds time: two of base's three samples per round were disturbed (3 s), its least one was not."""
+    from harness.bench_session import verdict
+
+    def rounds(*values):
+        return [[[v, v, None] for v in values]] * 3
+
+    samples = {"base": rounds(1.0, 3.0, 3.0), "head": rounds(1.3, 1.3, 1.31), "again": rounds(1.0, 1.01, 1.0)}
+    least = verdict("k", "cpu", samples, {}, 1.2)
+    assert least.status == "slower" and least.ratio == pytest.approx(1.3)
+    median = verdict("k", "cpu", samples, {}, 1.2, "median")
+    assert median.status == "faster" and median.ratio == pytest.approx(1.3 / 3)

@@ -184,8 +184,8 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("base", metavar="BASE", help="commit (hash, branch, tag) of the baseline")
     q.add_argument("head", metavar="HEAD", help="commit that is checked")
     q.add_argument("--factor", type=_factor, default=1.2,
-                   help="a kernel is slower when its ratio exceeds this factor and the change is significant: its "
-                        "interval lies above the A/A noise band (with --stored: asv's test) (default 1.2)")
+                   help="a kernel is slower when its ratio exceeds this factor and the A/A noise band, its interval "
+                        "above 1 (with --stored: when asv's test finds the change significant) (default 1.2)")
     q.add_argument("--rounds", type=_rounds, default=6,
                    help="interleaved rounds of base, head and base again (default 6; more narrow the intervals)")
     q.add_argument("--bench", metavar="REGEX", help="only benchmarks whose name matches")

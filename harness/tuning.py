@@ -147,18 +147,20 @@ def _check_sqlite_path(url: str) -> None:
 
 def _rdb_storage(url: str, attempts: int = 5):
     """Optuna's RDBStorage; a new database's tables are created by the first process that opens it, and a
-    second process doing so at the same moment collides with it (a unique violation): it then tries again."""
+    second process doing so at the same moment collides with it (a unique violation, or on PostgreSQL a table
+    that "already exists" by the time its CREATE TABLE runs): it then tries again, and finds them."""
     import time
 
     import optuna
-    from sqlalchemy.exc import IntegrityError
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
 
     for attempt in range(attempts):
         try:
             with _quiet():
                 return optuna.storages.RDBStorage(url, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
-        except IntegrityError:
-            if attempt == attempts - 1:
+        except (IntegrityError, ProgrammingError) as exc:
+            collided = isinstance(exc, IntegrityError) or "already exists" in str(exc)
+            if not collided or attempt == attempts - 1:
                 raise
             time.sleep(0.5 * (attempt + 1))
 

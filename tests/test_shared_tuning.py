@@ -175,3 +175,38 @@ def test_a_gone_process_s_running_trial_is_taken_over_under_its_own_number(toy_e
     assert second.others_running()
     assert second.refresh() == 1  # it takes the dead process's trial
     assert second.ask_batch() == [(number, cells)]  # the same trial, the same params: run again, not re-drawn
+
+
+@pytest.mark.parametrize("error", ["integrity", "duplicate-table"])
+def test_a_process_that_collides_creating_the_tables_tries_again(monkeypatch, error):
+    """Two runs opening a new PostgreSQL database at once: the second one's CREATE TABLE fails (a unique violation,
+    or psycopg's DuplicateTable, "relation ... already exists", a ProgrammingError); it opens the storage again and
+    finds the tables. Any other error is raised at once."""
+    import optuna
+    from sqlalchemy.exc import IntegrityError, ProgrammingError
+
+    from harness import tuning
+
+    calls = []
+    collision = (IntegrityError("INSERT", {}, Exception("duplicate key")) if error == "integrity" else
+                 ProgrammingError("CREATE TABLE studies", {}, Exception('relation "studies" already exists')))
+
+    def opened(url, **options):
+        calls.append(url)
+        if len(calls) == 1:
+            raise collision
+        return "storage"
+
+    monkeypatch.setattr(optuna.storages, "RDBStorage", opened)
+    monkeypatch.setattr("time.sleep", lambda seconds: None)
+    assert tuning._rdb_storage("postgresql://h/db") == "storage" and len(calls) == 2
+    calls.clear()
+
+    def refused(url, **options):
+        calls.append(url)
+        raise ProgrammingError("SELECT", {}, Exception("permission denied for table studies"))
+
+    monkeypatch.setattr(optuna.storages, "RDBStorage", refused)
+    with pytest.raises(ProgrammingError):
+        tuning._rdb_storage("postgresql://h/db")
+    assert len(calls) == 1

@@ -43,6 +43,7 @@ TEXT_FIELDS = ("status", "dataset", "method", "split", "spec_hash", "device", "k
 RAW_FIELDS = ("code", "versions", "dataset_params")  # raw JSON text: compared, decoded once per distinct value
 CATEGORIES = (*TEXT_FIELDS, *RAW_FIELDS)
 METRIC, INTEGER = "metric.", "integer."  # column prefixes: a metric's values; whether a row recorded an integer
+NO_CLASS = "\0"  # the device class key of a row without one, while picking the current cells
 _SAMPLES, _SAMPLE_BYTES = 32, 4096  # the covered bytes compared before a saved table is used
 _META = b"harness"  # the Parquet metadata key of what the saved table was built from
 _OLD_CACHE = ".runs.columns"  # the pickled columns that versions before this table kept beside runs.jsonl
@@ -101,9 +102,9 @@ def table_of_rows(rows: list[dict]):
     comparison built in Python (a notebook, a test) that a claim or a board then reads."""
     import msgspec
 
-    from harness.runs_file import _cell_decoder, row_problem
+    from harness.runs_file import cell_decoder, row_problem
 
-    decoder, cells = _cell_decoder(), []
+    decoder, cells = cell_decoder(), []
     for at, row in enumerate(rows):
         record = {"key": "", "split": "test", **row}
         try:
@@ -549,5 +550,3 @@ def current_cells(table, spec_hash: str):
         rows = select(rows, ~(classless & cell.isin(placed).to_numpy()))
     return rows
 
-
-NO_CLASS = "\0"  # the device class key of a row without one, while grouping

@@ -126,7 +126,7 @@ _CHUNK = 32 << 20  # bytes of runs.jsonl decoded at once
 _decoders: dict[str, Any] = {}
 
 
-def _cell_decoder(extra: tuple[str, ...] = ()):
+def cell_decoder(extra: tuple[str, ...] = ()):
     """A msgspec decoder of the fields :data:`RECORD_FIELDS`, :data:`_CELL_FIELDS` and ``extra`` of a row, other
     keys skipped.
 
@@ -222,7 +222,7 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
     (:func:`read_cells`) unless ``report`` is false, and its (number, what is wrong) appended to ``damaged``."""
     import msgspec
 
-    decoder = _cell_decoder(tuple(extra))
+    decoder = cell_decoder(tuple(extra))
     offset = start
     with open(path, "rb") as f:
         f.seek(start)
@@ -301,7 +301,7 @@ def _record(raw: bytes) -> dict[str, Any] | None:
 
 
 def checked_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
-    """(the row, None) for a line that holds a valid row (:func:`_cell_decoder`'s schema, the one every reader
+    """(the row, None) for a line that holds a valid row (:func:`cell_decoder`'s schema, the one every reader
     checks), else (None, what is wrong, in words). A null metric is left out of the row's ``metrics``: a metric
     recorded as null is missing, as in :func:`read_cells`."""
     import msgspec
@@ -311,7 +311,7 @@ def checked_record(raw: bytes) -> tuple[dict[str, Any] | None, str | None]:
     except (json.JSONDecodeError, UnicodeDecodeError):
         return None, NOT_A_RECORD
     try:
-        _cell_decoder().decode(raw)
+        cell_decoder().decode(raw)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         return None, row_problem(record, exc)
     metrics = record.get("metrics")

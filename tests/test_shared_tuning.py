@@ -207,6 +207,6 @@ def test_a_process_that_collides_creating_the_tables_tries_again(monkeypatch, er
         raise ProgrammingError("SELECT", {}, Exception("permission denied for table studies"))
 
     monkeypatch.setattr(optuna.storages, "RDBStorage", refused)
-    with pytest.raises(ProgrammingError):
+    with pytest.raises(ProgrammingError, match="permission denied"):
         tuning._rdb_storage("postgresql://h/db")
     assert len(calls) == 1

@@ -49,9 +49,8 @@ def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cu
     rows = board.rows
     apart = classes_apart(rows)  # then a line per method and device class
     at = np.flatnonzero((rows["status"] == "ok").to_numpy() & rows["curves"].notna().to_numpy())
-    picked = rows.take(at)
-    for dataset, method, device, curves in zip(texts(picked, "dataset"), texts(picked, "method"),
-                                               texts(picked, "device"), picked["curves"].tolist()):
+    for dataset, method, device, curves in zip(texts(rows, "dataset", at), texts(rows, "method", at),
+                                               texts(rows, "device", at), rows["curves"].to_numpy()[at].tolist()):
         if not curves:
             continue
         for name, curve in curves.items():

@@ -102,7 +102,7 @@ def table_of_rows(rows: list[dict]):
     comparison built in Python (a notebook, a test) that a claim or a board then reads."""
     import msgspec
 
-    from harness.runs_file import cell_decoder, row_problem
+    from harness.runs_file import cell_decoder, drop_null_metrics, row_problem
 
     decoder, cells = cell_decoder(), []
     for at, row in enumerate(rows):
@@ -111,9 +111,7 @@ def table_of_rows(rows: list[dict]):
             cells.append(decoder.decode(msgspec.json.encode(record)))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
             raise ValueError(f"row {at}: {row_problem(record, exc)}") from None
-    for cell in cells:  # a metric recorded as null is missing, as in runs.jsonl
-        if cell.metrics and None in cell.metrics.values():
-            cell.metrics = {name: value for name, value in cell.metrics.items() if value is not None}
+    drop_null_metrics(cells)  # a metric recorded as null is missing, as in runs.jsonl
     return table_of_cells(cells)
 
 
@@ -378,20 +376,26 @@ def _save(folder: Path, path: Path, table, state: dict[str, Any]) -> None:
             tmp.unlink(missing_ok=True)
 
 
+def _per_row(column, values: list, at=None) -> list:
+    """Each row's entry of ``values`` (one per category of ``column``), None where a row has none; ``at``: only
+    the rows at these positions."""
+    import numpy as np
+
+    lookup = np.empty(len(values) + 1, dtype=object)
+    lookup[:-1] = values
+    lookup[-1] = None  # code -1: the row lacks it
+    codes = column.cat.codes.to_numpy()
+    return lookup[codes if at is None else codes[at]].tolist()
+
+
 def texts(table, name: str, at=None) -> list:
     """Every row's ``name`` (a text field, or ``seed``) as Python values, None where a row lacks it; ``at``: only
     the rows at these positions (an index array), without copying the table."""
-    import numpy as np
-
     column = table[name]
     if name not in CATEGORIES:
         values = column.to_numpy()
         return (values if at is None else values[at]).tolist()
-    values = np.empty(len(column.cat.categories) + 1, dtype=object)
-    values[:-1] = column.cat.categories.tolist()
-    values[-1] = None  # code -1: the row lacks it
-    codes = column.cat.codes.to_numpy()
-    return values[codes if at is None else codes[at]].tolist()
+    return _per_row(column, column.cat.categories.tolist(), at)
 
 
 def codes_of(table, name: str, wanted) -> list[int]:
@@ -414,15 +418,10 @@ def decoded(table, name: str, at=None) -> list:
 
     column = table[name]
     codes = column.cat.codes.to_numpy()
-    codes = codes if at is None else codes[at]
-    values = np.empty(len(column.cat.categories) + 1, dtype=object)
-    categories = column.cat.categories.tolist()
-    used = np.unique(codes).tolist()
-    for code in used:  # only the values these rows hold
-        if code >= 0:
-            values[code] = msgspec.json.decode(categories[code])
-    values[-1] = None
-    return values[codes].tolist()
+    used = set(np.unique(codes if at is None else codes[at]).tolist())
+    values = [msgspec.json.decode(text) if code in used else None  # only the values these rows hold
+              for code, text in enumerate(column.cat.categories.tolist())]
+    return _per_row(column, values, at)
 
 
 def metric_array(table, name: str, at=None):
@@ -457,19 +456,6 @@ def metric_names(table) -> list[str]:
     return [name[len(METRIC):] for name in table.columns if name.startswith(METRIC)]
 
 
-def row_metrics(table, at: int) -> dict[str, Any]:
-    """Row ``at``'s metrics as a dict, as it recorded them (a metric it lacks left out)."""
-    import math
-
-    out = {}
-    for name in metric_names(table):
-        value = float(table[METRIC + name].iat[at])
-        if not math.isnan(value):
-            whole = INTEGER + name in table and bool(table[INTEGER + name].iat[at])
-            out[name] = int(value) if whole else value
-    return out
-
-
 def classes_apart(table) -> bool:
     """Whether the rows span more than one device class (:func:`harness.devices.device_class`): then a leaderboard
     shows a row per (method, class) and a claim pairs cells only within one class (a GPU's time is never compared
@@ -483,14 +469,8 @@ def classes_apart(table) -> bool:
 
 def device_classes(table, at=None) -> list:
     """Every row's device class (None where a row has no device); ``at`` as in :func:`texts`."""
-    import numpy as np
-
     column = table["device"]
-    classes = np.empty(len(column.cat.categories) + 1, dtype=object)
-    classes[:-1] = [device_class(d) for d in column.cat.categories.tolist()]
-    classes[-1] = None
-    codes = column.cat.codes.to_numpy()
-    return classes[codes if at is None else codes[at]].tolist()
+    return _per_row(column, [device_class(d) for d in column.cat.categories.tolist()], at)
 
 
 def select(table, mask):
@@ -544,9 +524,8 @@ def current_cells(table, spec_hash: str):
     np.maximum.at(last, group, np.arange(len(group)))  # each key's last row, keys in order of their first
     rows = rows.take(last).reset_index(drop=True)
     if apart:  # a row without a device gives way to its cell's rows on a device
-        classless = rows["device"].isna().to_numpy() | np.array([device_class(d) is None for d in texts(rows, "device")])
-        cell = rows["dataset"].astype(str) + "\0" + rows["method"].astype(str) + "\0" + rows["seed"].astype(str)
-        placed = set(cell[~classless])
-        rows = select(rows, ~(classless & cell.isin(placed).to_numpy()))
+        classless = np.array([c is None for c in device_classes(rows)], dtype=bool)
+        cell = pd.MultiIndex.from_arrays([rows["dataset"].cat.codes, rows["method"].cat.codes, rows["seed"]])
+        rows = select(rows, ~(classless & cell.isin(cell[~classless])))
     return rows
 

@@ -252,13 +252,13 @@ def decoded_chunks(path: Path, extra: tuple[str, ...] = (), start: int = 0, firs
                             report_damaged(path, number, problem)
                         if damaged is not None:
                             damaged.append((number, problem))
-            _drop_null_metrics(cells)
+            drop_null_metrics(cells)
             offset += end
             first += lines
             yield cells, offset, first
 
 
-def _drop_null_metrics(cells: list) -> None:
+def drop_null_metrics(cells: list) -> None:
     """Leave a metric recorded as null out of its row's ``metrics``: it is missing, for the pages and the claims
     alike. Looked for in C passes (``map`` of ``dict.values`` and ``contains``); a row is rewritten only if it has one."""
     import operator

@@ -325,8 +325,8 @@ def cmd_run(args) -> int:
             print(f"  {note}")
         for reason, count in s.skip_reasons.items():
             print(f"  {count} cell(s) skipped: {reason}")
-        for verdict in s.verdicts:
-            print(f"  claim {verdict.claim}: {verdict.verdict}")
+        for verdict in s.verdicts:  # a check is named as one, never as a claim
+            print(f"  {verdict.noun} {verdict.claim}: {verdict.verdict}")
         if s.verdicts:
             from harness.claims import legends
 
@@ -505,7 +505,7 @@ def cmd_repair(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from harness.claims import NOT_REPRODUCED, check_claim
+    from harness.claims import check_claim, kind_of
     from harness.report.board import NoResults
     from harness.report.folder import folder_metrics, read_folder
     from harness.runner import default_out
@@ -537,7 +537,7 @@ def cmd_check(args) -> int:
         print(verdict.line())
         for detail in verdict.details():
             print(f"  {detail}")
-        if verdict.verdict == NOT_REPRODUCED:
+        if verdict.verdict == kind_of(claim).refuting:
             status = EXIT_FAILED
     return status
 

@@ -9,7 +9,8 @@ without ``metrics.json`` falls back to them (:func:`harness.metric_tables.read_m
 - a (dataset, method) row whose primary metric moved in the wrong direction (by the metric's
   goal) by more than its tolerance;
 - a row that is gone, lost its primary metric, or has fewer seeds ok than before;
-- a claim that was ``reproduced`` and no longer is (``not reproduced``, ``inconclusive`` or gone);
+- a claim that was ``reproduced`` and no longer is (``not reproduced``, ``inconclusive`` or gone), or a check
+  (``kind: check``) that held and no longer does;
 - a spec folder of the baseline that the current root lacks.
 
 Two folders of another spec, or of another profile of it, are not compared: :class:`RegressUsage` (exit 2)
@@ -38,6 +39,7 @@ from pathlib import Path
 from harness.metric_tables import read_metric_table
 from harness.metrics import WALL_CLOCK_UNITS, Metric
 
+HOLDING = ("reproduced", "holds")  # a claim's and a check's verdict that losing is a regression
 EXACT = 1e-9  # relative slack of an "exact" comparison: float noise only
 INTERVAL = "interval"
 
@@ -103,7 +105,7 @@ def _parse_tolerance(text: str, item: str) -> Tolerance:
 @dataclass
 class Change:
     spec: str
-    where: str  # "dataset · method", "claim <id>" or "spec"
+    where: str  # "dataset · method", "claim <id>", "check <id>" or "spec"
     what: str  # the metric, "seeds ok", "verdict", ...
     before: str
     after: str
@@ -123,9 +125,9 @@ class SpecFolder:
     report: list[str]
     spec_hash: str
     rows: dict[tuple[str, str], dict[str, str]]
-    claims: dict[str, str]  # claim id → verdict
+    claims: dict[str, str]  # "claim <id>" or "check <id>" → verdict
     metrics: dict[str, Metric] = field(default_factory=dict)  # the folder's metric table: goal and unit
-    claim_metrics: dict[str, str] = field(default_factory=dict)  # claim id → the metric it compares
+    claim_metrics: dict[str, str] = field(default_factory=dict)  # "claim <id>" → the metric it compares
     profile: str = "?"
 
 
@@ -177,10 +179,12 @@ def read_spec_folder(folder: Path) -> SpecFolder:
                 rows[(row["dataset"], method)] = row
     claims, claim_metrics = {}, {}
     if (folder / "claims.json").exists():
-        for claim in json.loads((folder / "claims.json").read_text())["claims"]:
-            claims[claim["claim"]] = claim["verdict"]
-            if claim.get("metric"):
-                claim_metrics[claim["claim"]] = claim["metric"]
+        data = json.loads((folder / "claims.json").read_text())
+        for noun, entries in (("claim", data["claims"]), ("check", data.get("checks", []))):
+            for claim in entries:  # a check is compared as a claim is, under its own name
+                claims[f"{noun} {claim['claim']}"] = claim["verdict"]
+                if claim.get("metric"):
+                    claim_metrics[f"{noun} {claim['claim']}"] = claim["metric"]
     return SpecFolder(spec["name"], folder, spec["metrics"]["primary"], list(spec["metrics"]["report"]),
                       meta.get("spec_hash", "?"), rows, claims, read_metric_table(folder), claim_metrics,
                       str(meta.get("profile", "?")))
@@ -289,7 +293,7 @@ def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Toleran
         after = current.claims.get(claim, "missing")
         if after == before:
             continue
-        verdict = "regressed" if before == "reproduced" else ("improved" if after == "reproduced" else "moved")
+        verdict = ("regressed" if before in HOLDING else ("improved" if after in HOLDING else "moved"))
         detail = ""
         metric = baseline.claim_metrics.get(claim) or current.claim_metrics.get(claim)
         known = baseline.metrics.get(metric) or current.metrics.get(metric)
@@ -297,9 +301,9 @@ def compare_specs(baseline: SpecFolder, current: SpecFolder, tolerances: Toleran
             # a claim on wall time inherits its noise: another machine or a busy one can flip it
             verdict, detail = "moved", (f"a claim on {metric}, read off a clock, which is noise between runs and machines: "
                                         f"listed only (--tolerance {metric}=... makes it count)")
-        changes.append(Change(name, f"claim {claim}", "verdict", before, after, verdict, detail))
+        changes.append(Change(name, claim, "verdict", before, after, verdict, detail))
     for claim in current.claims.keys() - baseline.claims.keys():
-        changes.append(Change(name, f"claim {claim}", "verdict", "—", current.claims[claim], "new"))
+        changes.append(Change(name, claim, "verdict", "—", current.claims[claim], "new"))
     return changes
 
 

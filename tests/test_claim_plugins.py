@@ -139,7 +139,7 @@ def toy_spec(claims: list[dict]) -> dict:
 
 
 def test_a_kind_in_one_module_is_found_validated_checked_and_shown(toy_env, sign_kind, tmp_path, write_spec):
-    assert list(kinds())[-1] == "sign"  # after the repository's kinds, by its order
+    assert list(kinds())[-2:] == ["sign", "check"]  # by its order: after the repository's claim kinds, before checks
     schema = claim_schema()
     assert "sign" in schema["properties"]["kind"]["enum"] and "share" in schema["properties"]
     # the spec language takes it, with its own keys and rules, and the checks of every claim
@@ -167,7 +167,7 @@ def test_a_kind_in_one_module_is_found_validated_checked_and_shown(toy_env, sign
 
 def test_without_the_module_the_kind_is_unknown(toy_env, fresh_kinds, write_spec):
     text = TOY_SPEC.replace("metric: toy_score}", "metric: toy_score, kind: sign, share: 0.75}")
-    with pytest.raises(SpecError, match="kind: expected one of paired, equivalence, scaling, bound; found the string 'sign'"):
+    with pytest.raises(SpecError, match="kind: expected one of paired, equivalence, scaling, bound, check; found the string 'sign'"):
         validate_spec(write_spec(text))
 
 

@@ -1,7 +1,8 @@
 """A spec's claims, checked on its runs.
 
 Each kind of claim is a module of this package (:mod:`~harness.claims.paired`, the default;
-:mod:`~harness.claims.scaling`; :mod:`~harness.claims.bound`; :mod:`~harness.claims.equivalence`) on the base
+:mod:`~harness.claims.scaling`; :mod:`~harness.claims.bound`; :mod:`~harness.claims.equivalence`; and
+:mod:`~harness.claims.check`, whose verdicts are checks, listed apart from the claims) on the base
 class :class:`~harness.claims.base.ClaimKind`, found by :func:`~harness.claims.registry.kinds`. What every kind
 shares (the verdict rule of an interval against a margin, the precondition, provenance) is in
 :mod:`~harness.claims.base` and :mod:`~harness.claims.checking`.
@@ -11,7 +12,7 @@ from harness.claims.base import (
     interval_verdict,
 )
 from harness.claims.checking import apply_precondition, check_claim, legends, page_blocks
-from harness.claims.registry import ClaimKindError, claim_schema, kind_of, kinds
+from harness.claims.registry import ClaimKindError, claim_schema, kind_of, kind_of_verdict, kinds
 
 # the kinds' own names, for callers that used them from here
 from harness.claims.paired import DatasetEvidence, Verdict, paired_cells, paired_differences, replicates  # noqa: E402
@@ -21,6 +22,6 @@ from harness.claims.bound import check_bound  # noqa: E402
 __all__ = [
     "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "PAPER", "HARNESS", "SEED", "DATASET_SEED",
     "REPLICATES", "ClaimKind", "ClaimKindError", "interval_verdict", "check_claim", "apply_precondition", "legends",
-    "page_blocks", "claim_schema", "kind_of", "kinds", "DatasetEvidence", "Verdict", "paired_cells",
+    "page_blocks", "claim_schema", "kind_of", "kind_of_verdict", "kinds", "DatasetEvidence", "Verdict", "paired_cells",
     "paired_differences", "replicates", "MIN_SIZES", "MIN_SIZE_SPAN", "exponents", "log_log_slope", "check_bound",
 ]

@@ -124,6 +124,7 @@ class VerdictMixin:
     source: str | None
     quote: str | None
     kind: ClassVar[str]
+    noun: ClassVar[str] = "claim"  # what a run's summary calls it ("check" for a check)
 
     def provenance(self) -> str:
         return provenance(self.source, self.quote)
@@ -176,7 +177,10 @@ class ClaimKind:
       ``rules``: JSON Schema that a claim of this kind must also satisfy (e.g. ``{"required": [...]}``);
     - ``method_keys``: which of its keys name method ids (checked against the spec's methods);
     - ``heading``, ``about``: the page's section for this kind; ``legend``: what its verdicts mean, printed after a
-      run's verdicts.
+      run's verdicts;
+    - ``verdicts``: the words its verdicts take; ``refuting``: the one that makes ``harness check`` exit 1;
+      ``is_check``: its verdicts are checks (``kind: check``), listed apart from the claims on the page and in
+      ``claims.json`` and never counted as reproduced.
     """
 
     name: ClassVar[str]
@@ -188,6 +192,9 @@ class ClaimKind:
     heading: ClassVar[str] = ""
     about: ClassVar[str] = ""
     legend: ClassVar[str] = ""
+    verdicts: ClassVar[tuple[str, ...]] = VERDICTS
+    refuting: ClassVar[str] = NOT_REPRODUCED
+    is_check: ClassVar[bool] = False
 
     # --- the spec ---------------------------------------------------------------------------------------------
 

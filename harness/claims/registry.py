@@ -58,6 +58,12 @@ def kind_of(claim: dict) -> ClaimKind:
     return known[name]
 
 
+def kind_of_verdict(verdict) -> ClaimKind:
+    """The kind of a verdict (one :meth:`ClaimKind.check` returned, or read back from claims.json): its ``kind``,
+    ``paired`` when it has none (a paired verdict's record predates kinds)."""
+    return kinds()[getattr(verdict, "kind", DEFAULT_KIND)]
+
+
 def claim_schema() -> dict:
     """The JSON Schema of a claim: the keys every claim has, each kind's own keys, and each kind's rules, applied
     when the claim names that kind (the default kind's also when it names none). ``harness/spec/schema.json``

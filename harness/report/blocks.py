@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 AT_CHANCE = "at chance"
 PAGE_LIMIT = 48  # datasets the page shows table by table (the figure's PANEL_LIMIT); beyond, a summary and the CSV
-VERDICT_CLASS = {"reproduced": "reproduced", "not reproduced": "not-reproduced", "inconclusive": "inconclusive"}
+VERDICT_CLASS = {"reproduced": "reproduced", "not reproduced": "not-reproduced", "inconclusive": "inconclusive",
+                 "holds": "reproduced", "fails": "not-reproduced", "unchecked": "inconclusive"}  # a check's as a claim's
 
 
 @dataclass

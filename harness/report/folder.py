@@ -97,11 +97,22 @@ def _write_leaderboard(folder: Path) -> list:
         write_atomic(folder / CURVES_SVG, render_curves_svg(board))
     elif (folder / CURVES_SVG).exists():
         (folder / CURVES_SVG).unlink()  # a re-run without curves leaves no stale figure
-    write_atomic(folder / "claims.json", json.dumps(
-        {"spec": board.spec["name"], "profile": board.meta["profile"], "title": board.spec["title"],
-         "zero_variance": board.zero_variance, "at_chance": board.at_chance,
-         "claims": [v.to_dict() for v in board.verdicts]}, indent=1) + "\n")
+    write_atomic(folder / "claims.json", json.dumps(claims_record(board), indent=1) + "\n")
     return board.verdicts
+
+
+def claims_record(board: Board) -> dict:
+    """What claims.json holds: the claims' verdicts, and the checks' apart (``checks``, only when the spec has one:
+    a check is never counted among the claims)."""
+    from harness.claims import kind_of_verdict
+
+    claims = [v.to_dict() for v in board.verdicts if not kind_of_verdict(v).is_check]
+    checks = [v.to_dict() for v in board.verdicts if kind_of_verdict(v).is_check]
+    record = {"spec": board.spec["name"], "profile": board.meta["profile"], "title": board.spec["title"],
+              "zero_variance": board.zero_variance, "at_chance": board.at_chance, "claims": claims}
+    if checks:
+        record["checks"] = checks
+    return record
 
 
 def write_index(root: Path) -> None:
@@ -116,6 +127,9 @@ def write_index(root: Path) -> None:
             continue  # archived runs
         data = json.loads((folder / "claims.json").read_text())
         claims = "<br>".join(f"`{c['claim']}`: **{c['verdict']}**" for c in data["claims"]) or "none"
+        if data.get("checks"):
+            held = sum(c["verdict"] == "holds" for c in data["checks"])
+            claims += f"<br>checks: {held} of {len(data['checks'])} hold"
         link = (folder / "leaderboard.md").relative_to(root).as_posix()
         lines.append(f"| {data['profile']} | {data['spec']} | {data['title']} | {claims} | [{link}]({link}) |")
     write_atomic(root / "index.md", "\n".join(lines) + "\n")

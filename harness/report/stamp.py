@@ -44,7 +44,9 @@ def verdicts_on_file(folder: Path) -> list:
     import json
     from types import SimpleNamespace
 
-    return [SimpleNamespace(**entry) for entry in json.loads((folder / "claims.json").read_text())["claims"]]
+    data = json.loads((folder / "claims.json").read_text())
+    return ([SimpleNamespace(**entry, noun="claim") for entry in data["claims"]]
+            + [SimpleNamespace(**entry, noun="check") for entry in data.get("checks", [])])
 
 
 def write_stamp(folder: Path, stamp: str) -> None:

@@ -13,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 
+from harness.audit import command as audit_command  # imports nothing heavy: its parser is part of --help
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROFILES = ("quick", "default", "paper")
 LIST_KINDS = ("tasks", "datasets", "methods", "metrics", "specs")
@@ -160,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("spec", type=Path, metavar="SPEC")
     p.add_argument("--out", type=Path, help="results root the spec was run into (default: results/<profile>)")
     p.add_argument("--profile", choices=PROFILES, default="default", help="used only to find the default --out")
+
+    p = sub.add_parser("audit", help="the methodology lint: each claim's and row's faults a reviewer would raise; exit "
+                       "1 on one the spec does not acknowledge", description=audit_command.__doc__)
+    audit_command.add_arguments(p)
 
     p = sub.add_parser("regress", help="compare two results roots spec by spec; exit 1 when a result regressed",
                        description="Compare each spec's leaderboard and claims in CURRENT against BASELINE. Exit 1 "
@@ -542,6 +548,13 @@ def cmd_check(args) -> int:
     return status
 
 
+def cmd_audit(args) -> int:
+    try:
+        return audit_command.main(args)
+    except audit_command.AuditUsage as exc:
+        raise UsageError(str(exc)) from None
+
+
 def cmd_regress(args) -> int:
     from harness.regress import RegressUsage, compare_roots, parse_tolerances, render
 
@@ -592,7 +605,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
-            "leaderboard": cmd_leaderboard, "merge": cmd_merge, "repair": cmd_repair, "check": cmd_check, "regress": cmd_regress, "bench": cmd_bench}
+            "leaderboard": cmd_leaderboard, "merge": cmd_merge, "repair": cmd_repair, "check": cmd_check, "audit": cmd_audit, "regress": cmd_regress, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ def read_metric_table(folder) -> dict[str, Metric]:
     for name, row in data.items():
         if row.get("goal") not in GOALS:
             raise ValueError(f"{path}: metric {name!r} has goal {row.get('goal')!r}; expected one of {', '.join(GOALS)}")
-        table[name] = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""))
+        table[name] = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""),
+                             row.get("role", ""))
     return table
 
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 
 GOALS = ("max", "min")
+# what a metric is to the audit (``harness audit``), where the family declares it: ``budget``, the unit of work the
+# task's methods spend (two arms of a claim should spend the same); ``certificate``, a value that holds by
+# construction (a claim on it is a check); ``failure-share``, the share of failed or degenerate fits in a cell
+ROLES = ("budget", "certificate", "failure-share")
 
 
 TIMING_UNIT = "s"
@@ -26,6 +30,7 @@ class Metric:
     unit: str
     about: str
     spread_of: str = ""  # the metric whose spread this one measures (a per-cell interval's half-width), if any
+    role: str = ""  # one of ROLES, or none
 
     @property
     def arrow(self) -> str:
@@ -37,4 +42,4 @@ class Metric:
         return self.unit == TIMING_UNIT or bool(self.spread_of)
 
     def to_dict(self) -> dict[str, str]:
-        return {k: v for k, v in asdict(self).items() if k != "name" and (v or k != "spread_of")}
+        return {k: v for k, v in asdict(self).items() if k != "name" and (v or k not in ("spread_of", "role"))}

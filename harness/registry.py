@@ -21,7 +21,9 @@ class lists the names it reports in ``Task.metrics``; a name its own family does
 refused when the task loads). A metric may be declared by several families when they agree on
 its goal and unit. A metric that measures the spread of another one (a per-cell interval's
 half-width) says so with ``"spread_of": "that_metric"``: a leaderboard shows it, like timings,
-in its second table.
+in its second table. ``"role"`` tells ``harness audit`` what a metric is: ``budget`` (the unit of
+work the task's methods spend), ``certificate`` (holds by construction: a claim on it is a
+check) or ``failure-share`` (the share of failed or degenerate fits in a cell).
 
 ``requires`` names the libraries the family's code imports beyond the harness's own
 dependencies (import names, checked with :func:`importlib.util.find_spec`, never imported) and
@@ -40,7 +42,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from harness.metrics import GOALS, Metric
+from harness.metrics import GOALS, ROLES, Metric
 
 KINDS = ("tasks", "datasets", "methods")
 SECTIONS = ("requires", *KINDS, "metrics")
@@ -157,7 +159,11 @@ class Registry:
         if not isinstance(row, dict) or row.get("goal") not in GOALS:
             found = row.get("goal") if isinstance(row, dict) else row
             raise RegistryError(f"metric {name!r} from {origin}: goal must be 'max' or 'min', found {found!r}")
-        metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""))
+        if row.get("role", "") not in ("", *ROLES):
+            raise RegistryError(f"metric {name!r} from {origin}: role must be one of {', '.join(ROLES)}, "
+                                f"found {row['role']!r}")
+        metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""),
+                        row.get("role", ""))
         known = self.metrics.get(name)
         if known is not None:
             if (known.goal, known.unit) != (metric.goal, metric.unit):

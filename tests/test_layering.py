@@ -323,7 +323,8 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("the spec language: loading and validating", ("harness.spec.*",)),
     ("planning, tuning and running cells", ("harness.plan", "harness.tuning", "harness.execute", "harness.executors",
                                             "harness.cluster", "harness.backends")),
-    ("pages and comparisons of results folders", ("harness.report.*", "harness.merge", "harness.regress")),
+    ("pages and comparisons of results folders, and their audit",
+     ("harness.report.*", "harness.merge", "harness.regress", "harness.audit.*")),
     ("the orchestrator", ("harness.runner",)),
     ("the command line and the Python API", ("harness.cli", "harness")),
 ]

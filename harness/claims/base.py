@@ -17,6 +17,7 @@ VERDICTS = (REPRODUCED, NOT_REPRODUCED, INCONCLUSIVE)
 PAPER, HARNESS = "paper", "harness"
 SEED, DATASET_SEED = "seed", "dataset-seed"
 REPLICATES = (SEED, DATASET_SEED)
+MARGIN_SOURCES = ("paper", "prior", "after-run")
 DEFAULT_KIND = "paired"
 DEFAULT_MIN_PAIRS = 3
 
@@ -57,6 +58,10 @@ COMMON_PROPERTIES: dict[str, dict] = {
     "source": {"enum": [PAPER, HARNESS], "description": (
         "Where the claim comes from. `paper`: the paper reports it (quote it in `quote`). `harness`: a hypothesis "
         "this harness tests, e.g. where the paper proves a theorem but runs no experiment.")},
+    "margin_from": {"enum": list(MARGIN_SOURCES), "description": (
+        "Where the margin comes from: `paper` (the paper states it), `prior` (written down before any run, e.g. the "
+        "size of difference the field cares about), `after-run` (set after a run was seen: the page says so and "
+        "`harness audit` reports it).")},
     "quote": {"type": "string", "minLength": 1, "description": (
         "The paper's sentence, table or figure the claim reproduces (required with `source: paper`); with "
         "`source: harness`, what the paper states instead (e.g. the theorem the hypothesis is drawn from).")},
@@ -66,13 +71,19 @@ COMMON_RULES: list[dict] = [
 ]
 
 
-def provenance(source: str | None, quote: str | None) -> str:
-    """Where a claim comes from, in words, for the page and ``harness check``."""
+MARGIN_WORDS = {"paper": "the margin is the paper's", "prior": "the margin was set before any run",
+                "after-run": "the margin was set after a run was seen"}
+
+
+def provenance(source: str | None, quote: str | None, margin_from: str | None = None) -> str:
+    """Where a claim (and its margin, when the claim says) comes from, in words, for the page and ``harness check``."""
     if source == PAPER:
-        return f"from the paper: {quote}"
-    if source == HARNESS:
-        return "a hypothesis this harness tests" + (f"; {quote}" if quote else "")
-    return "source not stated"
+        text = f"from the paper: {quote}"
+    elif source == HARNESS:
+        text = "a hypothesis this harness tests" + (f"; {quote}" if quote else "")
+    else:
+        text = "source not stated"
+    return f"{text} ({MARGIN_WORDS[margin_from]})" if margin_from else text
 
 
 def drop_absent_precondition(record: dict[str, Any]) -> dict[str, Any]:
@@ -127,7 +138,7 @@ class VerdictMixin:
     noun: ClassVar[str] = "claim"  # what a run's summary calls it ("check" for a check)
 
     def provenance(self) -> str:
-        return provenance(self.source, self.quote)
+        return provenance(self.source, self.quote, getattr(self, "margin_from", None))
 
     def pairs_text(self) -> str:
         """How many independent pairs the test had, and what one is (a kind with ``pairs`` and ``unit``)."""
@@ -143,6 +154,8 @@ class VerdictMixin:
         record = asdict(self)
         if self.kind != DEFAULT_KIND:  # a paired verdict's record predates kinds and has no `kind`
             record = {"kind": self.kind, **record}
+        if getattr(self, "margin_from", None):  # set by check_claim where the claim says; records before it have none
+            record["margin_from"] = self.margin_from
         return drop_absent_precondition(record)
 
 

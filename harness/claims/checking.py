@@ -15,6 +15,8 @@ def check_claim(claim: dict, rows, goal: str, order: Sequence[str] = (), goals: 
     ``max`` / ``min`` for the precondition's metric; see :func:`apply_precondition`.
     """
     verdict = kind_of(claim).check(claim, rows, goal, order)
+    if claim.get("margin_from"):  # a feature of every kind: the base's provenance and record show it
+        verdict.margin_from = claim["margin_from"]
     if claim.get("precondition"):
         pre = claim["precondition"]
         if not goals or pre["metric"] not in goals:

@@ -105,7 +105,7 @@ class Spec:
         A Spec is not changed in place once built (narrowing it makes a new one), so the hash is taken once.
         The spec's own ``hardware.timeout_s`` is part of it (every committed result was recorded with it); the
         command line's ``--timeout`` is not: :func:`harness.plan.apply_options` gives it to the cells only."""
-        content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims")}
+        content = {k: v for k, v in self.resolved.items() if k not in ("seeds", "title", "description", "paper", "claims", "audit")}
         if "datasets" in content:  # a grid hashes as the datasets it stands for, as a spec listing them by hand
             content["datasets"] = dataset_entries(content)
         if "hardware" in content:  # where a job runs and what it asks of the cluster do not change its results

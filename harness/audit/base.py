@@ -1,0 +1,179 @@
+"""What every audit rule shares: a finding, the rule's base class, the folder a rule reads, the registry of rules
+and the acknowledgements a spec states."""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from typing import Any, ClassVar, Iterable
+
+ERROR, WARNING = "error", "warning"
+
+
+@dataclass
+class Finding:
+    """One fault: which spec, about what (a claim or check id, a method, or the spec), by which rule, the evidence."""
+
+    spec: str
+    subject: str  # a claim's id, "method <id>", or "spec"
+    rule: str
+    severity: str
+    evidence: str
+    claim: str | None = None
+    method: str | None = None
+    acknowledged: str | None = None  # the spec's reason, when it acknowledges this finding
+
+    @property
+    def open(self) -> bool:
+        """Whether the finding fails the audit: an error the spec does not acknowledge."""
+        return self.severity == ERROR and self.acknowledged is None
+
+    def line(self) -> str:
+        said = f" (acknowledged: {self.acknowledged})" if self.acknowledged is not None else ""
+        return f"{self.spec} {self.subject} {self.rule}: {self.evidence}{said}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"spec": self.spec, "subject": self.subject, "rule": self.rule, "severity": self.severity,
+                "evidence": self.evidence, "claim": self.claim, "method": self.method,
+                "acknowledged": self.acknowledged}
+
+
+@dataclass
+class Folder:
+    """What a rule reads of one results folder: what its leaderboard is built from.
+
+    ``board`` is the folder's :class:`harness.report.board.Board` (its spec, current cells as a table, verdicts,
+    metric table, chance levels); the rest is derived from it once and shared by the rules."""
+
+    board: Any
+    name: str = ""
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        return self.board.spec
+
+    @property
+    def metrics(self):
+        return self.board.metrics
+
+    @cached_property
+    def claims(self) -> dict[str, dict]:
+        """The spec's claims (and checks) by id, a grid's id written out as its datasets."""
+        return {c["id"]: c for c in self.spec.get("claims", [])}
+
+    @cached_property
+    def verdicts(self) -> dict[str, Any]:
+        return {v.claim: v for v in self.board.verdicts}
+
+    @cached_property
+    def cells(self):
+        """The current cells as a pandas frame: dataset, method, seed, status and one column per metric."""
+        import pandas as pd
+
+        from harness.results_table import metric_array, metric_names, texts
+
+        table = self.board.rows
+        frame = pd.DataFrame({name: texts(table, name) for name in ("dataset", "method", "seed", "status")})
+        for metric in metric_names(table):
+            frame[metric] = metric_array(table, metric)
+        return frame
+
+    def ok_means(self, metric: str):
+        """The mean over seeds of ``metric`` per (dataset, method), over the cells that finished."""
+        cells = self.cells
+        if metric not in cells:
+            return cells.iloc[0:0].groupby(["dataset", "method"])["seed"].mean()
+        ok = cells[(cells["status"] == "ok") & cells[metric].notna()]
+        return ok.groupby(["dataset", "method"], sort=False)[metric].mean()
+
+
+def compared_arms(claim: dict) -> tuple[str, str] | None:
+    """The two methods a claim compares, first the one it favours (better/than, or the two it names); None for a
+    claim on one side or on several methods."""
+    from harness.claims import kind_of
+
+    if claim.get("better") and claim.get("than"):
+        return claim["better"], claim["than"]
+    kind = kind_of(claim)
+    named = [method for _, method in kind.named_methods(claim)]
+    paired = "replicate" in kind.properties  # a kind whose claims are paired tests of the methods they name
+    return (named[0], named[1]) if paired and len(named) == 2 else None
+
+
+class Rule:
+    """One audit rule. A subclass sets ``name``, ``severity`` and ``about`` and implements :meth:`findings`."""
+
+    name: ClassVar[str]
+    severity: ClassVar[str] = ERROR
+    about: ClassVar[str] = ""
+
+    def findings(self, folder: Folder) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    def finding(self, folder: Folder, evidence: str, claim: str | None = None, method: str | None = None) -> Finding:
+        subject = claim if claim is not None else (f"method {method}" if method is not None else "spec")
+        return Finding(folder.name, subject, self.name, self.severity, evidence, claim, method)
+
+
+class RuleError(LookupError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def rules() -> dict[str, Rule]:
+    """Every rule by name, in the order they are listed: each module of :mod:`harness.audit.rules` lists its own in
+    ``RULES``."""
+    import harness.audit.rules as package
+
+    found: dict[str, Rule] = {}
+    for module in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        for rule in getattr(importlib.import_module(f"{package.__name__}.{module.name}"), "RULES", ()):
+            if rule.name in found:
+                raise RuleError(f"audit rule {rule.name!r} is defined twice")
+            found[rule.name] = rule
+    return found
+
+
+def acknowledge(findings: list[Finding], spec: dict[str, Any]) -> list[Finding]:
+    """Mark each finding the spec acknowledges (``audit.acknowledge``: the rule, and the claim or method when the
+    entry names one) with the entry's reason."""
+    entries = (spec.get("audit") or {}).get("acknowledge", [])
+    for finding in findings:
+        for entry in entries:
+            if entry["rule"] != finding.rule:
+                continue
+            if "claim" in entry and entry["claim"] != finding.claim:
+                continue
+            if "method" in entry and entry["method"] != finding.method:
+                continue
+            finding.acknowledged = entry["why"]
+            break
+    return findings
+
+
+def acknowledgement_problems(spec: dict[str, Any]) -> list[tuple[tuple, str]]:
+    """(path, message) for each acknowledgement naming a rule, claim or method the spec or the audit does not have."""
+    known = rules()
+    claim_ids = [c["id"] for c in spec.get("claims", [])]
+    method_ids = [m.get("id", m.get("name")) for m in spec.get("methods", [])]
+    out = []
+    for i, entry in enumerate((spec.get("audit") or {}).get("acknowledge", [])):
+        path = ("audit", "acknowledge", i)
+        if entry.get("rule") not in known:
+            out.append((path + ("rule",), f"no audit rule {entry.get('rule')!r}; rules: {', '.join(known)}"))
+        if "claim" in entry and entry["claim"] not in claim_ids:
+            out.append((path + ("claim",), f"no claim with id {entry['claim']!r} in the spec"))
+        if "method" in entry and entry["method"] not in method_ids:
+            out.append((path + ("method",), f"no method with id {entry['method']!r} in the spec"))
+    return out
+
+
+def audit_board(board, name: str | None = None) -> list[Finding]:
+    """Every rule's findings on one folder's board, acknowledged as its spec says."""
+    folder = Folder(board, name or board.spec["name"])
+    found: list[Finding] = []
+    for rule in rules().values():
+        found.extend(rule.findings(folder))
+    return acknowledge(found, board.spec)

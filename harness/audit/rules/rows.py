@@ -1,0 +1,150 @@
+"""Rules on the rows behind the claims: the trivial answer, the sanity row, budgets, failed fits and timings."""
+from __future__ import annotations
+
+import math
+import statistics
+
+from harness.audit.base import Folder, Rule, compared_arms
+
+BUDGET_RATIO = 1.2  # two arms of a claim spend the same within this, unless the claim is about the budget
+FAILURE_SHARE = 0.05  # above this share of failed or degenerate fits a cell's mean hides them
+WARM_UP_RATIO = 1.3  # the first seed this much slower than the median of the others, on most datasets: a warm-up
+
+
+def _beats(value: float, level: float, goal: str) -> bool:
+    return value > level if goal == "max" else value < level
+
+
+class BelowTrivial(Rule):
+    name = "below-trivial"
+    about = ("A method whose mean does not beat the trivial answer (the chance level the task declares for the "
+             "metric) on a dataset learned nothing there; a comparison it is an arm of compares noise.")
+
+    def findings(self, folder: Folder):
+        primary = folder.spec["metrics"]["primary"]
+        goal = folder.metrics[primary].goal
+        chance = folder.board.chance
+        below: dict[str, list[str]] = {}
+        datasets: dict[str, int] = {}
+        for (dataset, method), mean in folder.ok_means(primary).items():
+            level = chance.get(dataset, {}).get(primary)
+            if level is None:
+                continue
+            datasets[method] = datasets.get(method, 0) + 1
+            if not _beats(mean, level, goal):
+                below.setdefault(method, []).append(f"{dataset} {mean:.4g} (chance {level:.4g})")
+        for method, where in below.items():
+            yield self.finding(folder, f"its mean {primary} does not beat chance on {len(where)} of "
+                                       f"{datasets[method]} datasets: {'; '.join(where[:5])}"
+                                       f"{'; …' if len(where) > 5 else ''}", method=method)
+
+
+class MissingSanityRow(Rule):
+    name = "missing-sanity-row"
+    about = ("A spec with claims shows a trivial or reference method as a row and says what it should do (a claim "
+             "whose statement begins 'Sanity row:'), or its task declares the chance level of the primary metric; "
+             "otherwise nothing on the page shows the comparison is not between two failures.")
+
+    def findings(self, folder: Folder):
+        claims = folder.spec.get("claims", [])
+        if not claims:
+            return
+        if any(c.get("says", "").lower().startswith("sanity") for c in claims):
+            return
+        primary = folder.spec["metrics"]["primary"]
+        if any(primary in levels for levels in folder.board.chance.values()):
+            return
+        yield self.finding(folder, f"no claim states a sanity row ('Sanity row: …') and the task declares no chance "
+                                   f"level for {primary}")
+
+
+class UnequalBudget(Rule):
+    name = "unequal-budget"
+    about = (f"Two arms of a claim spend the same budget (the metric the task declares its unit of work) within "
+             f"{BUDGET_RATIO}x, unless the claim is about that budget.")
+
+    def findings(self, folder: Folder):
+        budgets = [name for name, metric in folder.metrics.items() if metric.role == "budget"]
+        if not budgets:
+            return
+        cells = folder.cells
+        for claim in folder.claims.values():
+            arms = compared_arms(claim)
+            if arms is None or claim["metric"] in budgets:
+                continue
+            wanted = set(claim.get("datasets") or ()) or None
+            for budget in budgets:
+                if budget not in cells:
+                    continue
+                ok = cells[(cells["status"] == "ok") & cells[budget].notna()]
+                if wanted is not None:
+                    ok = ok[ok["dataset"].isin(wanted)]
+                spent = {arm: ok.loc[ok["method"] == arm, budget].mean() for arm in arms}
+                if any(v != v or v <= 0 for v in spent.values()):  # NaN: an arm without the metric
+                    continue
+                ratio = max(spent.values()) / min(spent.values())
+                if ratio > BUDGET_RATIO:
+                    yield self.finding(folder, f"{arms[0]} spends {spent[arms[0]]:.4g} and {arms[1]} "
+                                               f"{spent[arms[1]]:.4g} {budget} on average ({ratio:.2f}x, above "
+                                               f"{BUDGET_RATIO}x)", claim=claim["id"])
+
+
+class SingularFits(Rule):
+    name = "singular-fits"
+    about = (f"Where a task reports the share of failed or degenerate fits in a cell, more than "
+             f"{FAILURE_SHARE:.0%} of them makes the cell's mean a mean over what did not fail.")
+
+    def findings(self, folder: Folder):
+        for name, metric in folder.metrics.items():
+            if metric.role != "failure-share":
+                continue
+            worst: dict[str, list[str]] = {}
+            for (dataset, method), mean in folder.ok_means(name).items():
+                if mean > FAILURE_SHARE:
+                    worst.setdefault(method, []).append(f"{dataset} {mean:.1%}")
+            for method, where in worst.items():
+                yield self.finding(folder, f"{name} above {FAILURE_SHARE:.0%} on {len(where)} dataset(s): "
+                                           f"{'; '.join(where[:5])}{'; …' if len(where) > 5 else ''}", method=method)
+
+
+class TimingIncludesWarmUp(Rule):
+    name = "timing-includes-warm-up"
+    about = (f"A timing claim's first seed, which a worker runs first, more than {WARM_UP_RATIO}x slower than the "
+             "median of the method's other seeds on most datasets includes a warm-up (imports, compilation, "
+             "caches) the other seeds do not pay: time with warm-up calls excluded.")
+
+    def findings(self, folder: Folder):
+        from harness.metrics import WALL_CLOCK_UNITS
+
+        cells = folder.cells
+        for claim in folder.claims.values():
+            metric = folder.metrics.get(claim["metric"])
+            if metric is None or metric.unit not in WALL_CLOCK_UNITS or claim["metric"] not in cells:
+                continue
+            log = metric.unit.startswith("ln")
+            methods = [m for _, m in _named(claim)]
+            ok = cells[(cells["status"] == "ok") & cells[claim["metric"]].notna() & cells["method"].isin(methods)]
+            first = ok["seed"].min() if len(ok) else None
+            slow: dict[str, tuple[int, int]] = {}
+            for (dataset, method), group in ok.groupby(["dataset", "method"], sort=False):
+                others = group.loc[group["seed"] != first, claim["metric"]].tolist()
+                head = group.loc[group["seed"] == first, claim["metric"]].tolist()
+                if not head or len(others) < 2:
+                    continue
+                ratio = (math.exp(head[0] - statistics.median(others)) if log
+                         else head[0] / statistics.median(others) if statistics.median(others) > 0 else 1.0)
+                hits, seen = slow.get(method, (0, 0))
+                slow[method] = (hits + (ratio > WARM_UP_RATIO), seen + 1)
+            flagged = [f"{m} on {h} of {n} datasets" for m, (h, n) in slow.items() if n and h > n / 2]
+            if flagged:
+                yield self.finding(folder, f"seed {first} is more than {WARM_UP_RATIO}x slower than the median of the "
+                                           f"other seeds for {'; '.join(flagged)}", claim=claim["id"])
+
+
+def _named(claim: dict) -> list[tuple[tuple, str]]:
+    from harness.claims import kind_of
+
+    return kind_of(claim).named_methods(claim)
+
+
+RULES = [BelowTrivial(), MissingSanityRow(), UnequalBudget(), SingularFits(), TimingIncludesWarmUp()]

@@ -1,0 +1,237 @@
+"""``harness audit``: each rule fires on a folder that has its fault and stays silent on one that does not; the
+command's output, acknowledgements, exit codes and bad input."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from harness.audit.base import audit_board, rules
+from harness.cli import main
+from harness.report.folder import compute
+
+from test_claim_plugins import toy_spec, write_folder
+
+METRICS = {"toy_score": {"goal": "max", "unit": "", "about": "score"},
+           "runtime_s": {"goal": "min", "unit": "s", "about": "time"},
+           "steps": {"goal": "min", "unit": "", "about": "training steps", "role": "budget"},
+           "ratio": {"goal": "min", "unit": "", "about": "the certified ratio", "role": "certificate"},
+           "failed_share": {"goal": "min", "unit": "", "about": "share of failed fits", "role": "failure-share"}}
+
+
+def rows_of(values: dict[str, list[dict[str, float]]], datasets=("easy",)) -> list[dict]:
+    """Rows for methods a and b: per method, one dict of metrics per seed, repeated on each dataset."""
+    rows = []
+    for dataset in datasets:
+        for method, per_seed in values.items():
+            for seed, metrics in enumerate(per_seed):
+                rows.append({"dataset": dataset, "method": method, "seed": seed, "status": "ok", "metrics": metrics})
+    return rows
+
+
+def seeds(n: int, **metrics) -> list[dict[str, float]]:
+    """n seeds of these metrics, each value a list (one per seed) or a number (the same on every seed)."""
+    return [{k: (v[i] if isinstance(v, list) else v) for k, v in metrics.items()} for i in range(n)]
+
+
+def audit(tmp_path, claims, rows, chance=None, datasets=None, **spec_extra):
+    spec = toy_spec(claims)
+    if datasets:
+        spec["datasets"] = [{"name": "toy-target", "id": d, "params": {}} for d in datasets]
+    spec.update(spec_extra)
+    folder = tmp_path / "toy"
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    write_folder(folder, spec, rows)
+    (folder / "metrics.json").write_text(json.dumps(METRICS))
+    (folder / "chance.json").write_text(json.dumps(chance or {}))
+    return audit_board(compute(folder), "toy")
+
+
+def found(findings, rule):
+    return [f for f in findings if f.rule == rule]
+
+
+PAIR = {"id": "a-wins", "says": "Sanity row: a beats b", "better": "a", "than": "b", "metric": "toy_score",
+        "source": "harness"}
+VARIED = [0.6, 0.7, 0.65, 0.72, 0.61, 0.68]
+
+
+def test_every_rule_has_a_test_here():
+    names = set(rules())
+    text = open(__file__).read()
+    assert all(f'"{name}"' in text for name in names), names
+
+
+def test_check_counted_as_claim(tmp_path):
+    bound = {"id": "ratio-holds", "kind": "bound", "says": "ratio at most 1", "methods": ["a"], "metric": "ratio",
+             "at_most": 1.0}
+    rows = rows_of({"a": seeds(6, toy_score=VARIED, ratio=0.5), "b": seeds(6, toy_score=0.5, ratio=0.5)})
+    (finding,) = found(audit(tmp_path, [PAIR, bound], rows), "check-counted-as-claim")
+    assert finding.claim == "ratio-holds" and "certificate" in finding.evidence
+    check = {**bound, "kind": "check", "why": "the method rescales its output"}
+    assert not found(audit(tmp_path / "2", [PAIR, check], rows), "check-counted-as-claim")
+
+
+def test_zero_variance_test(tmp_path):
+    constant = rows_of({"a": seeds(6, toy_score=0.7), "b": seeds(6, toy_score=0.5)})
+    (finding,) = found(audit(tmp_path, [PAIR], constant), "zero-variance-test")
+    assert "do not vary" in finding.evidence and finding.claim == "a-wins"
+    varied = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
+    assert not found(audit(tmp_path / "2", [PAIR], varied), "zero-variance-test")
+
+
+def test_too_few_independent_pairs(tmp_path):
+    few = rows_of({"a": seeds(4, toy_score=VARIED[:4]), "b": seeds(4, toy_score=0.5)})
+    (finding,) = found(audit(tmp_path, [PAIR], few), "too-few-independent-pairs")
+    assert finding.evidence.startswith("4 independent pairs")
+    enough = rows_of({"a": seeds(5, toy_score=VARIED[:5]), "b": seeds(5, toy_score=0.5)})
+    assert not found(audit(tmp_path / "2", [PAIR], enough), "too-few-independent-pairs")
+
+
+def test_dependent_pairs(tmp_path):
+    claim = {**PAIR, "replicate": "dataset-seed"}
+    datasets = ["d1", "d2", "d3", "d4"]
+    rows = []
+    for i, dataset in enumerate(datasets):  # each seed shifts every dataset's difference alike: shared
+        for seed in range(6):
+            rows.append({"dataset": dataset, "method": "a", "seed": seed, "status": "ok",
+                         "metrics": {"toy_score": 0.5 + 0.1 * seed + 0.001 * i}})
+            rows.append({"dataset": dataset, "method": "b", "seed": seed, "status": "ok",
+                         "metrics": {"toy_score": 0.5}})
+    (finding,) = found(audit(tmp_path, [claim], rows, datasets=datasets), "dependent-pairs")
+    assert "ANOVA" in finding.evidence
+    independent = [dict(r, metrics={"toy_score": 0.5 + (0.1 * ((r["seed"] * 7 + int(r["dataset"][1]) * 3) % 5)
+                                                        if r["method"] == "a" else 0)})
+                   for r in rows]
+    assert not found(audit(tmp_path / "2", [claim], independent, datasets=datasets), "dependent-pairs")
+    assert not found(audit(tmp_path / "3", [PAIR], rows, datasets=datasets), "dependent-pairs")  # paired by seed
+
+
+def test_margin_after_run(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
+    after = {**PAIR, "margin": 0.05, "margin_from": "after-run"}
+    unstated = {**PAIR, "id": "b-claim", "margin": 0.05}
+    findings = found(audit(tmp_path, [after, unstated], rows), "margin-after-run")
+    assert [(f.claim, "after a run" in f.evidence) for f in findings] == [("a-wins", True), ("b-claim", False)]
+    prior = {**PAIR, "margin": 0.05, "margin_from": "prior"}
+    assert not found(audit(tmp_path / "2", [prior], rows), "margin-after-run")
+
+
+def test_quote_not_from_paper(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
+    noted = {**PAIR, "source": "paper", "quote": "Paper note (d): Expected: a wins"}
+    (finding,) = found(audit(tmp_path, [noted], rows), "quote-not-from-paper")
+    assert "Paper note" in finding.evidence
+    quoted = {**PAIR, "source": "paper", "quote": "§5, Table 2: \"a improves on b by 3 points\""}
+    assert not found(audit(tmp_path / "2", [quoted], rows), "quote-not-from-paper")
+
+
+def test_short_scaling_range(tmp_path):
+    def scaling(sizes):
+        datasets = [f"n{n}" for n in sizes]
+        rows = []
+        for dataset, n in zip(datasets, sizes):
+            for seed in range(5):
+                for method, power in (("a", 1.0), ("b", 2.0)):
+                    rows.append({"dataset": dataset, "method": method, "seed": seed, "status": "ok",
+                                 "metrics": {"runtime_s": n ** power * (1 + 0.01 * seed)}})
+        spec_datasets = [{"name": "toy-target", "id": d, "params": {"n": n}} for d, n in zip(datasets, sizes)]
+        claim = {"id": "a-scales-better", "kind": "scaling", "says": "Sanity row: a grows slower", "better": "a",
+                 "than": "b", "metric": "runtime_s", "size": "n"}
+        return claim, rows, spec_datasets
+
+    def audited(folder, sizes):
+        claim, rows, spec_datasets = scaling(sizes)
+        spec = toy_spec([claim])
+        spec["datasets"] = spec_datasets
+        write_folder(folder, spec, rows)
+        lines = [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+        for line in lines:  # each row records its dataset's size, which the exponent is fitted against
+            line["dataset_params"] = {"n": int(line["dataset"][1:])}
+        (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        (folder / "metrics.json").write_text(json.dumps(METRICS))
+        return audit_board(compute(folder), "toy")
+
+    (finding,) = found(audited(tmp_path / "short", [100, 200, 400, 800, 1600]), "short-scaling-range")
+    assert "1.20 decades" in finding.evidence and finding.severity == "warning" and not finding.open
+    assert not found(audited(tmp_path / "long", [10, 40, 160, 640, 2560]), "short-scaling-range")
+
+
+def test_below_trivial(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=[0.2, 0.3, 0.25, 0.2, 0.3, 0.2])})
+    (finding,) = found(audit(tmp_path, [PAIR], rows, chance={"easy": {"toy_score": 0.5}}), "below-trivial")
+    assert finding.method == "b" and "chance 0.5" in finding.evidence
+    assert not found(audit(tmp_path / "2", [PAIR], rows, chance={"easy": {"toy_score": 0.1}}), "below-trivial")
+
+
+def test_missing_sanity_row(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
+    plain = {**PAIR, "says": "a beats b"}
+    (finding,) = found(audit(tmp_path, [plain], rows), "missing-sanity-row")
+    assert finding.subject == "spec"
+    assert not found(audit(tmp_path / "2", [PAIR], rows), "missing-sanity-row")
+    assert not found(audit(tmp_path / "3", [plain], rows, chance={"easy": {"toy_score": 0.1}}), "missing-sanity-row")
+
+
+def test_unequal_budget(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED, steps=1300), "b": seeds(6, toy_score=0.5, steps=1000)})
+    (finding,) = found(audit(tmp_path, [PAIR], rows), "unequal-budget")
+    assert "1.30x" in finding.evidence
+    equal = rows_of({"a": seeds(6, toy_score=VARIED, steps=1100), "b": seeds(6, toy_score=0.5, steps=1000)})
+    assert not found(audit(tmp_path / "2", [PAIR], equal), "unequal-budget")
+    about_budget = {**PAIR, "metric": "steps"}
+    assert not found(audit(tmp_path / "3", [about_budget], rows), "unequal-budget")
+
+
+def test_singular_fits(tmp_path):
+    rows = rows_of({"a": seeds(6, toy_score=VARIED, failed_share=[0, 0, 0.5, 0, 0, 0]),
+                    "b": seeds(6, toy_score=0.5, failed_share=0.0)})
+    (finding,) = found(audit(tmp_path, [PAIR], rows), "singular-fits")
+    assert finding.method == "a" and "8.3%" in finding.evidence
+    rows = rows_of({"a": seeds(6, toy_score=VARIED, failed_share=[0, 0, 0.2, 0, 0, 0]),
+                    "b": seeds(6, toy_score=0.5, failed_share=0.0)})
+    assert not found(audit(tmp_path / "2", [PAIR], rows), "singular-fits")
+
+
+def test_timing_includes_warm_up(tmp_path):
+    claim = {**PAIR, "id": "a-faster", "metric": "runtime_s"}
+    slow_first = rows_of({"a": seeds(6, toy_score=0.6, runtime_s=[2.0, 1.0, 1.1, 0.9, 1.0, 1.05]),
+                          "b": seeds(6, toy_score=0.5, runtime_s=[3.0, 2.0, 2.1, 1.9, 2.0, 2.05])})
+    (finding,) = found(audit(tmp_path, [claim], slow_first), "timing-includes-warm-up")
+    assert "seed 0" in finding.evidence
+    even = rows_of({"a": seeds(6, toy_score=0.6, runtime_s=[1.0, 1.0, 1.1, 0.9, 1.0, 1.05]),
+                    "b": seeds(6, toy_score=0.5, runtime_s=[2.0, 2.0, 2.1, 1.9, 2.0, 2.05])})
+    assert not found(audit(tmp_path / "2", [claim], even), "timing-includes-warm-up")
+
+
+def test_acknowledged_findings_stay_shown_and_no_longer_fail(tmp_path, capsys):
+    rows = rows_of({"a": seeds(4, toy_score=VARIED[:4]), "b": seeds(4, toy_score=0.5)})
+    spec = toy_spec([PAIR])
+    write_folder(tmp_path / "toy", spec, rows)
+    (tmp_path / "toy" / "metrics.json").write_text(json.dumps(METRICS))
+    assert main(["audit", str(tmp_path / "toy")]) == 1
+    out = capsys.readouterr().out
+    assert "toy a-wins too-few-independent-pairs: 4 independent pairs" in out and "1 open" in out
+    spec["audit"] = {"acknowledge": [{"rule": "too-few-independent-pairs", "claim": "a-wins", "why": "open"}]}
+    write_folder(tmp_path / "ack", spec, rows)
+    (tmp_path / "ack" / "metrics.json").write_text(json.dumps(METRICS))
+    assert main(["audit", str(tmp_path / "ack"), "--format", "json"]) == 0
+    (entry,) = json.loads(capsys.readouterr().out)["folders"]
+    assert [(f["rule"], f["acknowledged"]) for f in entry["findings"]] == [("too-few-independent-pairs", "open")]
+
+
+def test_bad_input_is_exit_2_with_the_place(tmp_path, capsys):
+    assert main(["audit", str(tmp_path / "nowhere")]) == 2
+    assert "neither a spec file" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["audit", str(tmp_path / "empty")]) == 2
+    assert "no results here" in capsys.readouterr().err
+    spec = toy_spec([PAIR])
+    spec["audit"] = {"acknowledge": [{"rule": "too-few-pairs", "why": "open"}, {"rule": "below-trivial",
+                                                                               "method": "c", "why": "open"}]}
+    write_folder(tmp_path / "toy", spec, rows_of({"a": seeds(2, toy_score=0.6), "b": seeds(2, toy_score=0.5)}))
+    (tmp_path / "toy" / "metrics.json").write_text(json.dumps(METRICS))
+    assert main(["audit", str(tmp_path / "toy")]) == 2
+    err = capsys.readouterr().err
+    assert "toy/spec.yaml: $.audit.acknowledge.0.rule: no audit rule 'too-few-pairs'" in err
+    assert "$.audit.acknowledge.1.method: no method with id 'c'" in err

@@ -181,6 +181,10 @@ def test_unequal_budget(tmp_path):
     assert not found(audit(tmp_path / "2", [PAIR], equal), "unequal-budget")
     about_budget = {**PAIR, "metric": "steps"}
     assert not found(audit(tmp_path / "3", [about_budget], rows), "unequal-budget")
+    timed = rows_of({"a": seeds(6, toy_score=VARIED, steps=1300, runtime_s=VARIED),
+                     "b": seeds(6, toy_score=0.5, steps=1000, runtime_s=1.0)})
+    about_time = {**PAIR, "metric": "runtime_s"}
+    assert not found(audit(tmp_path / "4", [about_time], timed), "unequal-budget")
 
 
 def test_singular_fits(tmp_path):

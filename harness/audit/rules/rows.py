@@ -61,16 +61,21 @@ class MissingSanityRow(Rule):
 class UnequalBudget(Rule):
     name = "unequal-budget"
     about = (f"Two arms of a claim spend the same budget (the metric the task declares its unit of work) within "
-             f"{BUDGET_RATIO}x, unless the claim is about that budget.")
+             f"{BUDGET_RATIO}x, unless the claim is about cost: on the budget itself (or its log, log_<budget>) or "
+             "on a time.")
 
     def findings(self, folder: Folder):
+        from harness.metrics import WALL_CLOCK_UNITS
+
         budgets = [name for name, metric in folder.metrics.items() if metric.role == "budget"]
         if not budgets:
             return
+        about_cost = {*budgets, *(f"log_{name}" for name in budgets)}
         cells = folder.cells
         for claim in folder.claims.values():
             arms = compared_arms(claim)
-            if arms is None or claim["metric"] in budgets:
+            metric = folder.metrics.get(claim["metric"])
+            if arms is None or claim["metric"] in about_cost or (metric and metric.unit in WALL_CLOCK_UNITS):
                 continue
             wanted = set(claim.get("datasets") or ()) or None
             for budget in budgets:

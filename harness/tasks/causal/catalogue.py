@@ -40,7 +40,7 @@ CATALOGUE = {
     "metrics": {
         "weighted_f1": {"goal": "max", "unit": "", "about": "per-relation F1 weighted by the relation's share of the true labels (4 relations)"},
         "accuracy": {"goal": "max", "unit": "", "about": "share of pairs labelled as the true PAG says"},
-        "ci_tests": {"goal": "min", "unit": "", "about": "distinct CI tests to answer one pair (global methods: their one run; local: mean per pair)"},
+        "ci_tests": {"goal": "min", "unit": "", "role": "budget", "about": "distinct CI tests to answer one pair (global methods: their one run; local: mean per pair)"},
         "log_ci_tests": {"goal": "min", "unit": "", "about": "ln ci_tests: a paired difference is the log of a ratio of test counts"},
         "seconds": {"goal": "min", "unit": "s", "about": "wall time to answer one pair (global: the run; local: mean per pair)"},
     },

@@ -49,6 +49,6 @@ CATALOGUE = {
         "error_area": {"goal": "min", "unit": "", "about": "Σ over rounds of ‖β̂_t − β‖² (the area under the error-per-round curve, unit spacing), mean over trials"},
         "final_risk": {"goal": "min", "unit": "", "about": "E_ε‖β̂ − β‖² given the design and β after the last round: σ² tr(A G Aᵀ) + ‖(A G − I)β‖² for the estimator β̂ = A Xᵀy (exact, no noise draw), mean over trials"},
         "risk_over_floor": {"goal": "min", "unit": "×", "about": "N tr(G⁻¹)/K after the last round (N units in all): the design's least-squares risk over the floor σ²K/N that no ±1 design can beat (Cauchy–Schwarz, diag G = N); mean over trials whose final Gram is nonsingular"},
-        "singular_rounds": {"goal": "min", "unit": "", "about": "share of (trial, round) fits whose pooled Gram was singular, so the fallback estimator (minimum-norm or ridge, as the dataset says) was used"},
+        "singular_rounds": {"goal": "min", "unit": "", "role": "failure-share", "about": "share of (trial, round) fits whose pooled Gram was singular, so the fallback estimator (minimum-norm or ridge, as the dataset says) was used"},
     },
 }

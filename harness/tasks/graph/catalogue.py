@@ -83,6 +83,6 @@ CATALOGUE = {
         "cost_over_lp": {"goal": "min", "unit": "", "about": "clustering cost / Constrained Cluster LP value, mean over instances"},
         "worst_cost_over_lp": {"goal": "min", "unit": "", "about": "clustering cost / Constrained Cluster LP value, worst instance of the cell"},
         "lp_fractional": {"goal": "max", "unit": "", "about": "share of the cell's instances whose Constrained Cluster LP optimum lies below OPT (integrality gap > 1): where rounding acts; a property of the instances, the same for every method"},
-        "violations": {"goal": "min", "unit": "", "about": "must-link and cannot-link pairs the returned clusterings break, counted over the cell's instances (any fails the cell)"},
+        "violations": {"goal": "min", "unit": "", "role": "certificate", "about": "must-link and cannot-link pairs the returned clusterings break, counted over the cell's instances (any fails the cell)"},
     },
 }

@@ -75,7 +75,7 @@ CATALOGUE = {
         "inversions_n": {"goal": "min", "unit": "", "about": "N per pair: the other inversions (a low job completed before a high one)"},
         "theorem_excess_z": {"goal": "min", "unit": "", "about": "max over L, M, N of (measured mean − Thm 4.3's value) / "
                              "its standard error over the draws: above a few, the theorem fails on this predictor"},
-        "decomposition_error": {"goal": "min", "unit": "", "about": "max over draws of |ALG − OPT − (θω1L + θω0M + "
+        "decomposition_error": {"goal": "min", "unit": "", "role": "certificate", "about": "max over draws of |ALG − OPT − (θω1L + θω0M + "
                                 "(ω1 − ω0)N)| / OPT: 0 when the decomposition is an identity"},
     },
 }

@@ -231,11 +231,16 @@ def test_bad_input_is_exit_2_with_the_place(tmp_path, capsys):
     assert main(["audit", str(tmp_path / "empty")]) == 2
     assert "no results here" in capsys.readouterr().err
     spec = toy_spec([PAIR])
-    spec["audit"] = {"acknowledge": [{"rule": "too-few-pairs", "why": "open"}, {"rule": "below-trivial",
-                                                                               "method": "c", "why": "open"}]}
+    spec["audit"] = {"acknowledge": [{"rule": "below-trivial", "method": "c", "why": "open"},
+                                     {"rule": "too-few-pairs", "why": "open"}]}
     write_folder(tmp_path / "toy", spec, rows_of({"a": seeds(2, toy_score=0.6), "b": seeds(2, toy_score=0.5)}))
     (tmp_path / "toy" / "metrics.json").write_text(json.dumps(METRICS))
     assert main(["audit", str(tmp_path / "toy")]) == 2
-    err = capsys.readouterr().err
-    assert "toy/spec.yaml: $.audit.acknowledge.0.rule: no audit rule 'too-few-pairs'" in err
-    assert "$.audit.acknowledge.1.method: no method with id 'c'" in err
+    assert "toy/spec.yaml: $.audit.acknowledge.1.rule: no audit rule 'too-few-pairs'" in capsys.readouterr().err
+    # a method or claim this profile lacks is no error (profiles replace claims): it acknowledges nothing, said so
+    spec["audit"]["acknowledge"].pop()
+    write_folder(tmp_path / "ok", spec, rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)}))
+    (tmp_path / "ok" / "metrics.json").write_text(json.dumps(METRICS))
+    assert main(["audit", str(tmp_path / "ok")]) == 0
+    assert ("ok note: audit.acknowledge[0] (rule below-trivial, method c) acknowledges no finding here"
+            in capsys.readouterr().out)

@@ -141,33 +141,39 @@ def acknowledge(findings: list[Finding], spec: dict[str, Any]) -> list[Finding]:
     entry names one) with the entry's reason."""
     entries = (spec.get("audit") or {}).get("acknowledge", [])
     for finding in findings:
-        for entry in entries:
-            if entry["rule"] != finding.rule:
-                continue
-            if "claim" in entry and entry["claim"] != finding.claim:
-                continue
-            if "method" in entry and entry["method"] != finding.method:
-                continue
+        entry = next((e for e in entries if _matches(e, finding)), None)
+        if entry is not None:
             finding.acknowledged = entry["why"]
-            break
     return findings
 
 
 def acknowledgement_problems(spec: dict[str, Any]) -> list[tuple[tuple, str]]:
-    """(path, message) for each acknowledgement naming a rule, claim or method the spec or the audit does not have."""
+    """(path, message) for each acknowledgement naming a rule the audit does not have (a typo: bad input).
+
+    One naming a claim or method this profile lacks is not an error (a base spec's acknowledgement is inherited by
+    profiles that replace the claims): :func:`unmatched_acknowledgements` reports it as acknowledging nothing."""
     known = rules()
-    claim_ids = [c["id"] for c in spec.get("claims", [])]
-    method_ids = [m.get("id", m.get("name")) for m in spec.get("methods", [])]
     out = []
     for i, entry in enumerate((spec.get("audit") or {}).get("acknowledge", [])):
-        path = ("audit", "acknowledge", i)
         if entry.get("rule") not in known:
-            out.append((path + ("rule",), f"no audit rule {entry.get('rule')!r}; rules: {', '.join(known)}"))
-        if "claim" in entry and entry["claim"] not in claim_ids:
-            out.append((path + ("claim",), f"no claim with id {entry['claim']!r} in the spec"))
-        if "method" in entry and entry["method"] not in method_ids:
-            out.append((path + ("method",), f"no method with id {entry['method']!r} in the spec"))
+            out.append((("audit", "acknowledge", i, "rule"),
+                        f"no audit rule {entry.get('rule')!r}; rules: {', '.join(known)}"))
     return out
+
+
+def unmatched_acknowledgements(findings: list[Finding], spec: dict[str, Any]) -> list[str]:
+    """Each acknowledgement that matches no finding, in words: a fault fixed since, or a claim this profile lacks."""
+    out = []
+    for i, entry in enumerate((spec.get("audit") or {}).get("acknowledge", [])):
+        if not any(_matches(entry, f) for f in findings):
+            what = ", ".join(f"{key} {entry[key]}" for key in ("rule", "claim", "method") if key in entry)
+            out.append(f"audit.acknowledge[{i}] ({what}) acknowledges no finding here")
+    return out
+
+
+def _matches(entry: dict, finding: Finding) -> bool:
+    return (entry["rule"] == finding.rule and entry.get("claim", finding.claim) == finding.claim
+            and entry.get("method", finding.method) == finding.method)
 
 
 def audit_board(board, name: str | None = None) -> list[Finding]:

@@ -4,7 +4,8 @@ A DIR is a results folder (it holds ``spec.yaml``) or a results root (every fold
 ``.yaml`` file) is audited on its results folder under ``--out`` (``results/<profile>`` by default), with the
 spec file's own claims and acknowledgements, so that an edit of either shows without a run. Exit 0: no open
 finding; 1: a finding of severity error that the spec does not acknowledge; 2: bad input (a path that is neither,
-a folder without results, an acknowledgement naming an unknown rule, claim or method).
+a folder without results, an acknowledgement naming an unknown rule). An acknowledgement that matches no finding
+(a fault fixed since, or a claim this profile does not have) is printed as a note.
 """
 from __future__ import annotations
 
@@ -63,9 +64,10 @@ def board_of(folder: Path, spec=None):
     return board
 
 
-def audit_paths(paths: list[Path], out: Path | None, profile: str) -> list[tuple[str, list]]:
-    """(the folder's name, its findings) for every folder the arguments stand for."""
-    from harness.audit.base import acknowledgement_problems, audit_board
+def audit_paths(paths: list[Path], out: Path | None, profile: str) -> list[tuple[str, list, list[str]]]:
+    """(the folder's name, its findings, its acknowledgements that match none) for every folder the arguments stand
+    for."""
+    from harness.audit.base import acknowledgement_problems, audit_board, unmatched_acknowledgements
 
     audited = []
     for path in paths:
@@ -93,24 +95,25 @@ def audit_paths(paths: list[Path], out: Path | None, profile: str) -> list[tuple
                 where = source or folder / "spec.yaml"
                 raise AuditUsage("\n".join(f"{where}: $.{'.'.join(str(p) for p in place)}: {message}"
                                            for place, message in problems))
-            audited.append((board.spec["name"] if len(folders) == 1 and spec else folder.name,
-                            audit_board(board, folder.name)))
+            findings = audit_board(board, folder.name)
+            audited.append((board.spec["name"] if len(folders) == 1 and spec else folder.name, findings,
+                            unmatched_acknowledgements(findings, board.spec)))
     return audited
 
 
-def render_text(audited: list[tuple[str, list]]) -> str:
+def render_text(audited: list[tuple[str, list, list[str]]]) -> str:
     lines = []
-    for _, findings in audited:
-        lines += [f.line() for f in findings]
+    for name, findings, unmatched in audited:
+        lines += [f.line() for f in findings] + [f"{name} note: {text}" for text in unmatched]
     if lines:
         lines.append("")
-    width = max([len(name) for name, _ in audited] + [4])
+    width = max([len(name) for name, _, _ in audited] + [4])
     lines.append(f"{'spec':<{width}}  findings  acknowledged  open")
-    for name, findings in audited:
+    for name, findings, _ in audited:
         acknowledged = sum(f.acknowledged is not None for f in findings)
         lines.append(f"{name:<{width}}  {len(findings):>8}  {acknowledged:>12}  {sum(f.open for f in findings):>4}")
-    total = sum(len(f) for _, f in audited)
-    still = sum(sum(x.open for x in f) for _, f in audited)
+    total = sum(len(f) for _, f, _ in audited)
+    still = sum(sum(x.open for x in f) for _, f, _ in audited)
     lines.append(f"{len(audited)} folder(s), {total} finding(s), {still} open (an error not acknowledged in the spec)")
     return "\n".join(lines)
 
@@ -130,8 +133,9 @@ def main(args) -> int:
         raise AuditUsage("give spec files or results folders to audit, e.g. `harness audit results/default`")
     audited = audit_paths(args.paths, args.out, args.profile)
     if args.format == "json":
-        print(json.dumps({"folders": [{"spec": name, "findings": [f.to_dict() for f in findings]}
-                                      for name, findings in audited]}, indent=1))
+        print(json.dumps({"folders": [{"spec": name, "findings": [f.to_dict() for f in findings],
+                                       "unmatched_acknowledgements": unmatched}
+                                      for name, findings, unmatched in audited]}, indent=1))
     else:
         print(render_text(audited))
-    return 1 if any(f.open for _, findings in audited for f in findings) else 0
+    return 1 if any(f.open for _, findings, _ in audited for f in findings) else 0

@@ -44,7 +44,7 @@ def read_metric_table(folder) -> dict[str, Metric]:
         if row.get("goal") not in GOALS:
             raise ValueError(f"{path}: metric {name!r} has goal {row.get('goal')!r}; expected one of {', '.join(GOALS)}")
         table[name] = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""),
-                             row.get("role", ""))
+                             row.get("role", ""), row.get("tolerance"))
     return table
 
 

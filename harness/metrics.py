@@ -12,8 +12,11 @@ from dataclasses import asdict, dataclass
 GOALS = ("max", "min")
 # what a metric is to the audit (``harness audit``), where the family declares it: ``budget``, the unit of work the
 # task's methods spend (two arms of a claim should spend the same); ``certificate``, a value that holds by
-# construction (a claim on it is a check); ``failure-share``, the share of failed or degenerate fits in a cell
-ROLES = ("budget", "certificate", "failure-share")
+# construction (a claim on it is a check); ``failure-share``, the share of failed or degenerate fits in a cell;
+# ``training-objective``, the objective a method trains, whose curve of the same name a row keeps
+# (:class:`harness.tasks.training.TrainingLog`) and whose ``tolerance`` says how much the last fifth of the budget
+# may still improve it for the training to count as converged
+ROLES = ("budget", "certificate", "failure-share", "training-objective")
 
 
 TIMING_UNIT = "s"
@@ -31,6 +34,7 @@ class Metric:
     about: str
     spread_of: str = ""  # the metric whose spread this one measures (a per-cell interval's half-width), if any
     role: str = ""  # one of ROLES, or none
+    tolerance: float | None = None  # a training objective's: the improvement over the last fifth still "converged"
 
     @property
     def arrow(self) -> str:
@@ -42,4 +46,5 @@ class Metric:
         return self.unit == TIMING_UNIT or bool(self.spread_of)
 
     def to_dict(self) -> dict[str, str]:
-        return {k: v for k, v in asdict(self).items() if k != "name" and (v or k not in ("spread_of", "role"))}
+        return {k: v for k, v in asdict(self).items()
+                if k != "name" and (v or k not in ("spread_of", "role")) and (v is not None or k != "tolerance")}

@@ -23,7 +23,10 @@ its goal and unit. A metric that measures the spread of another one (a per-cell 
 half-width) says so with ``"spread_of": "that_metric"``: a leaderboard shows it, like timings,
 in its second table. ``"role"`` tells ``harness audit`` what a metric is: ``budget`` (the unit of
 work the task's methods spend), ``certificate`` (holds by construction: a claim on it is a
-check) or ``failure-share`` (the share of failed or degenerate fits in a cell).
+check), ``failure-share`` (the share of failed or degenerate fits in a cell) or
+``training-objective`` (the objective a method trains, recorded as a curve of the same name by
+:class:`harness.tasks.training.TrainingLog`, with ``"tolerance"``: how much the last fifth of the
+budget may still improve it for the training to count as converged).
 
 ``requires`` names the libraries the family's code imports beyond the harness's own
 dependencies (import names, checked with :func:`importlib.util.find_spec`, never imported) and
@@ -162,8 +165,13 @@ class Registry:
         if row.get("role", "") not in ("", *ROLES):
             raise RegistryError(f"metric {name!r} from {origin}: role must be one of {', '.join(ROLES)}, "
                                 f"found {row['role']!r}")
+        tolerance = row.get("tolerance")
+        if (row.get("role") == "training-objective") != (tolerance is not None) or not (
+                tolerance is None or (isinstance(tolerance, (int, float)) and tolerance >= 0)):
+            raise RegistryError(f"metric {name!r} from {origin}: a training objective (role training-objective) "
+                                f"states its tolerance, a number ≥ 0, and no other metric does; found {tolerance!r}")
         metric = Metric(name, row["goal"], row.get("unit", ""), row.get("about", ""), row.get("spread_of", ""),
-                        row.get("role", ""))
+                        row.get("role", ""), None if tolerance is None else float(tolerance))
         known = self.metrics.get(name)
         if known is not None:
             if (known.goal, known.unit) != (metric.goal, metric.unit):

@@ -244,3 +244,66 @@ def test_bad_input_is_exit_2_with_the_place(tmp_path, capsys):
     assert main(["audit", str(tmp_path / "ok")]) == 0
     assert ("ok note: audit.acknowledge[0] (rule below-trivial, method c) acknowledges no finding here"
             in capsys.readouterr().out)
+
+
+def training_rows(curves_a: list[list[float]], curves_b: list[list[float]]) -> list[dict]:
+    rows = []
+    for method, curves in (("a", curves_a), ("b", curves_b)):
+        for seed, ys in enumerate(curves):
+            x = [(i + 1) / len(ys) for i in range(len(ys))]
+            rows.append({"dataset": "easy", "method": method, "seed": seed, "status": "ok",
+                         "metrics": {"toy_score": 0.6 + 0.01 * seed if method == "a" else 0.5, "train_loss": ys[-1]},
+                         "curves": {"train_loss": {"x": x, "y": ys, "x_label": "fraction", "y_label": "train_loss",
+                                                   "theory": None}}})
+    return rows
+
+
+def test_unconverged(tmp_path):
+    METRICS["train_loss"] = {"goal": "min", "unit": "", "about": "training loss", "role": "training-objective",
+                             "tolerance": 0.01}
+    flat = [1.0, 0.5, 0.3, 0.25, 0.22, 0.21, 0.2, 0.2, 0.2, 0.2]
+    falling = [1.0, 0.9, 0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]  # the last fifth still gains 0.2
+    try:
+        rows = training_rows([flat] * 6, [falling] * 6)
+        (finding,) = found(audit(tmp_path, [PAIR], rows), "unconverged")
+        assert finding.claim == "a-wins" and "b's train_loss still improved" in finding.evidence
+        assert "on 6 of 6 cells" in finding.evidence and "a's" not in finding.evidence
+        assert not found(audit(tmp_path / "2", [PAIR], training_rows([flat] * 6, [flat] * 6)), "unconverged")
+        # ending at the trivial level (the objective's chance level) is unconverged however flat the end
+        at_chance = found(audit(tmp_path / "3", [PAIR], training_rows([flat] * 6, [flat] * 6),
+                                chance={"easy": {"train_loss": 0.2}}), "unconverged")
+        assert len(at_chance) == 1 and "no better than its chance level" in at_chance[0].evidence
+    finally:
+        del METRICS["train_loss"]
+
+
+def test_a_training_log_keeps_ten_fixed_fractions():
+    from harness.tasks.training import TrainingLog
+
+    log = TrainingLog("train_loss", budget=1000)
+    assert [s for s in range(1000) if log.due(s)] == [99, 199, 299, 399, 499, 599, 699, 799, 899, 999]
+    for step in range(1000):
+        log.record(step, 1000 - step)
+    (curve,) = log.curves().values()
+    assert list(curve.x) == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0] and log.final == 1
+    short = TrainingLog("loss", budget=4)  # fewer steps than points: every step, at its fraction
+    assert [s for s in range(4) if short.due(s)] == [0, 1, 2, 3]
+    for step in range(4):
+        short.record(step, step)
+    assert list(short.curves()["loss"].x) == [0.25, 0.5, 0.75, 1.0]
+
+
+def test_a_catalogue_declares_roles_and_a_training_objective_its_tolerance():
+    from harness.registry import Registry, RegistryError
+
+    def catalogue(**row):
+        return {"metrics": {"loss": {"goal": "min", "unit": "", "about": "loss", **row}}}
+
+    assert Registry([("fam", catalogue(role="training-objective", tolerance=0.01))]).metrics["loss"].tolerance == 0.01
+    assert Registry([("fam", catalogue(role="budget"))]).metrics["loss"].role == "budget"
+    with pytest.raises(RegistryError, match="role must be one of budget, certificate"):
+        Registry([("fam", catalogue(role="cost"))])
+    with pytest.raises(RegistryError, match="a training objective .* states its tolerance"):
+        Registry([("fam", catalogue(role="training-objective"))])
+    with pytest.raises(RegistryError, match="states its tolerance, a number ≥ 0, and no other metric does"):
+        Registry([("fam", catalogue(tolerance=0.1))])

@@ -120,7 +120,7 @@ def test_the_folders_are_there():
 
 
 # the task contract the engine reads: the base classes, and what a task may return besides metrics
-ENGINE_CONTRACT_MODULES = {"harness.tasks.base", "harness.tasks.evaluation"}
+ENGINE_CONTRACT_MODULES = {"harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training"}
 
 
 @pytest.mark.parametrize("path", _params("harness"))
@@ -313,9 +313,9 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("leaves: declare, parse or probe, and import nothing of the harness",
      ("harness.devices", "harness.metrics", "harness.code", "harness.stats", "harness.progress", "harness.hardware",
       "harness.optuna_private", "harness.spec.model", "harness.report.blocks", "harness.bench",
-      "harness.bench_worker", "harness.bench_session")),
+      "harness.bench_worker", "harness.bench_session", "harness.cache")),
     ("the task contract (what a task family builds on)",
-     ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation")),
+     ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training")),
     ("results on disk, names, the framework adapter, samplers",
      ("harness.runs_file", "harness.store", "harness.registry", "harness.frameworks", "harness.samplers")),
     ("a results folder's rows and tables", ("harness.results_table", "harness.metric_tables")),
@@ -422,6 +422,7 @@ def test_no_module_imports_upward():
 NOT_IN_PAGES_STAMP = {
     "harness.registry": "read only for a folder written before runs recorded metrics.json",
     "harness.tasks.base": "imported by the registry alone",
+    "harness.cache": "imported by the registry alone (its entry points, the same list importlib.metadata gives)",
 }
 
 

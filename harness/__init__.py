@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 __all__ = [
     "run", "RunOptions", "SpecRun", "read_results", "load_spec", "validate_spec", "SpecError",
     "Task", "Context", "DataUnavailable", "DataError", "WorkerCache", "SourceTraining", "Evaluation", "Curve",
-    "TrainingLog",
+    "TrainingLog", "time_call", "Timing",
 ]
 __version__ = "0.1.0"
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from harness.report.table import read_results
     from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
     from harness.tasks.evaluation import Curve, Evaluation
+    from harness.tasks.timing import Timing, time_call
     from harness.tasks.training import TrainingLog
 
 _EXPORTS = {
@@ -39,7 +40,7 @@ _EXPORTS = {
     "SpecError": "harness.spec.load", "Task": "harness.tasks.base", "Context": "harness.tasks.base",
     "DataUnavailable": "harness.tasks.base", "DataError": "harness.tasks.base", "WorkerCache": "harness.tasks.base",
     "SourceTraining": "harness.tasks.base", "Evaluation": "harness.tasks.evaluation", "Curve": "harness.tasks.evaluation",
-    "TrainingLog": "harness.tasks.training",
+    "TrainingLog": "harness.tasks.training", "time_call": "harness.tasks.timing", "Timing": "harness.tasks.timing",
 }
 
 

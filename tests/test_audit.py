@@ -14,6 +14,8 @@ from test_claim_plugins import toy_spec, write_folder
 
 METRICS = {"toy_score": {"goal": "max", "unit": "", "about": "score"},
            "runtime_s": {"goal": "min", "unit": "s", "about": "time"},
+           "runtime_s_spread": {"goal": "min", "unit": "s", "about": "half the range of the repeats",
+                                "spread_of": "runtime_s"},
            "steps": {"goal": "min", "unit": "", "about": "training steps", "role": "budget"},
            "ratio": {"goal": "min", "unit": "", "about": "the certified ratio", "role": "certificate"},
            "failed_share": {"goal": "min", "unit": "", "about": "share of failed fits", "role": "failure-share"}}
@@ -307,3 +309,31 @@ def test_a_catalogue_declares_roles_and_a_training_objective_its_tolerance():
         Registry([("fam", catalogue(role="training-objective"))])
     with pytest.raises(RegistryError, match="states its tolerance, a number ≥ 0, and no other metric does"):
         Registry([("fam", catalogue(tolerance=0.1))])
+
+
+def test_timing_within_noise(tmp_path):
+    claim = {**PAIR, "id": "a-faster", "metric": "runtime_s"}
+    noisy = rows_of({"a": seeds(6, toy_score=0.6, runtime_s=[1.0, 1.02, 0.98, 1.01, 0.99, 1.0], runtime_s_spread=0.2),
+                     "b": seeds(6, toy_score=0.5, runtime_s=[1.1, 1.12, 1.08, 1.11, 1.09, 1.1], runtime_s_spread=0.2)})
+    (finding,) = found(audit(tmp_path, [claim], noisy), "timing-within-noise")
+    assert "within the spread of their repeats (0.2 s" in finding.evidence
+    quiet = [dict(r, metrics={**r["metrics"], "runtime_s_spread": 0.01}) for r in noisy]
+    assert not found(audit(tmp_path / "2", [claim], quiet), "timing-within-noise")
+
+
+def test_the_timing_helper_excludes_the_warm_up_and_takes_medians():
+    from harness.tasks.timing import time_call
+
+    calls = []
+
+    def work(n):
+        calls.append(n)
+        return sum(range(n))
+
+    result, timing = time_call(work, 10_000, repeats=5, warmup=2)
+    assert result == sum(range(10_000)) and len(calls) == 7 and (timing.repeats, timing.warmup) == (5, 2)
+    assert timing.wall_s > 0 and timing.cpu_s >= 0 and timing.spread_s >= 0
+    assert set(timing.metrics("fit_s")) == {"fit_s", "fit_s_cpu", "fit_s_spread"}
+    synced = []
+    time_call(work, 10, repeats=3, warmup=0, sync=lambda: synced.append(1))
+    assert len(synced) == 6  # before and after each timed call

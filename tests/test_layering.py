@@ -120,7 +120,8 @@ def test_the_folders_are_there():
 
 
 # the task contract the engine reads: the base classes, and what a task may return besides metrics
-ENGINE_CONTRACT_MODULES = {"harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training"}
+ENGINE_CONTRACT_MODULES = {"harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training",
+                           "harness.tasks.timing"}
 
 
 @pytest.mark.parametrize("path", _params("harness"))
@@ -315,7 +316,8 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
       "harness.optuna_private", "harness.spec.model", "harness.report.blocks", "harness.bench",
       "harness.bench_worker", "harness.bench_session", "harness.cache")),
     ("the task contract (what a task family builds on)",
-     ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training")),
+     ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training",
+      "harness.tasks.timing")),
     ("results on disk, names, the framework adapter, samplers",
      ("harness.runs_file", "harness.store", "harness.registry", "harness.frameworks", "harness.samplers")),
     ("a results folder's rows and tables", ("harness.results_table", "harness.metric_tables")),

@@ -1,14 +1,10 @@
-"""Rules on the rows behind the claims: the trivial answer, the sanity row, budgets, failed fits and timings."""
+"""Rules on the rows behind the claims: the trivial answer, the sanity row, budgets and failed fits."""
 from __future__ import annotations
-
-import math
-import statistics
 
 from harness.audit.base import Folder, Rule, compared_arms
 
 BUDGET_RATIO = 1.2  # two arms of a claim spend the same within this, unless the claim is about the budget
 FAILURE_SHARE = 0.05  # above this share of failed or degenerate fits a cell's mean hides them
-WARM_UP_RATIO = 1.3  # the first seed this much slower than the median of the others, on most datasets: a warm-up
 
 
 def _beats(value: float, level: float, goal: str) -> bool:
@@ -112,44 +108,4 @@ class SingularFits(Rule):
                                            f"{'; '.join(where[:5])}{'; …' if len(where) > 5 else ''}", method=method)
 
 
-class TimingIncludesWarmUp(Rule):
-    name = "timing-includes-warm-up"
-    about = (f"A timing claim's first seed, which a worker runs first, more than {WARM_UP_RATIO}x slower than the "
-             "median of the method's other seeds on most datasets includes a warm-up (imports, compilation, "
-             "caches) the other seeds do not pay: time with warm-up calls excluded.")
-
-    def findings(self, folder: Folder):
-        from harness.metrics import WALL_CLOCK_UNITS
-
-        cells = folder.cells
-        for claim in folder.claims.values():
-            metric = folder.metrics.get(claim["metric"])
-            if metric is None or metric.unit not in WALL_CLOCK_UNITS or claim["metric"] not in cells:
-                continue
-            log = metric.unit.startswith("ln")
-            methods = [m for _, m in _named(claim)]
-            ok = cells[(cells["status"] == "ok") & cells[claim["metric"]].notna() & cells["method"].isin(methods)]
-            first = ok["seed"].min() if len(ok) else None
-            slow: dict[str, tuple[int, int]] = {}
-            for (dataset, method), group in ok.groupby(["dataset", "method"], sort=False):
-                others = group.loc[group["seed"] != first, claim["metric"]].tolist()
-                head = group.loc[group["seed"] == first, claim["metric"]].tolist()
-                if not head or len(others) < 2:
-                    continue
-                ratio = (math.exp(head[0] - statistics.median(others)) if log
-                         else head[0] / statistics.median(others) if statistics.median(others) > 0 else 1.0)
-                hits, seen = slow.get(method, (0, 0))
-                slow[method] = (hits + (ratio > WARM_UP_RATIO), seen + 1)
-            flagged = [f"{m} on {h} of {n} datasets" for m, (h, n) in slow.items() if n and h > n / 2]
-            if flagged:
-                yield self.finding(folder, f"seed {first} is more than {WARM_UP_RATIO}x slower than the median of the "
-                                           f"other seeds for {'; '.join(flagged)}", claim=claim["id"])
-
-
-def _named(claim: dict) -> list[tuple[tuple, str]]:
-    from harness.claims import kind_of
-
-    return kind_of(claim).named_methods(claim)
-
-
-RULES = [BelowTrivial(), MissingSanityRow(), UnequalBudget(), SingularFits(), TimingIncludesWarmUp()]
+RULES = [BelowTrivial(), MissingSanityRow(), UnequalBudget(), SingularFits()]

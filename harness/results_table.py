@@ -398,6 +398,25 @@ def texts(table, name: str, at=None) -> list:
     return _per_row(column, column.cat.categories.tolist(), at)
 
 
+def used_codes(column):
+    """The codes a categorical ``column`` uses (sorted; -1 where a row lacks it), counted rather than sorted."""
+    import numpy as np
+
+    codes = column.cat.codes.to_numpy()
+    return np.flatnonzero(np.bincount(codes.astype(np.int64) + 1, minlength=len(column.cat.categories) + 1)) - 1
+
+
+def distinct(table, name: str) -> set:
+    """The distinct values of ``name`` (a text field, or ``seed``) over the rows, None where a row lacks it."""
+    import numpy as np
+
+    column = table[name]
+    if name not in CATEGORIES:
+        return set(np.unique(column.to_numpy()).tolist())
+    categories = column.cat.categories.tolist() + [None]  # code -1: last
+    return {categories[code] for code in used_codes(column).tolist()}
+
+
 def codes_of(table, name: str, wanted) -> list[int]:
     """The codes of category ``name`` whose value is in ``wanted`` (to compare a column's codes, not its texts)."""
     return [code for code, value in enumerate(table[name].cat.categories.tolist()) if value in wanted]
@@ -460,10 +479,8 @@ def classes_apart(table) -> bool:
     """Whether the rows span more than one device class (:func:`harness.devices.device_class`): then a leaderboard
     shows a row per (method, class) and a claim pairs cells only within one class (a GPU's time is never compared
     with a CPU's)."""
-    import numpy as np
-
     column = table["device"]
-    used = np.unique(column.cat.codes.to_numpy())
+    used = used_codes(column)
     return several_classes(column.cat.categories[used[used >= 0]].tolist())
 
 

@@ -67,32 +67,44 @@ def means_and_half_widths(samples: Sequence[Sequence[float]],
 
 def summarise_rows(data, confidence: float = CONFIDENCE) -> list[tuple[float, float | None]]:
     """:func:`mean_and_half_width` of each row of a 2-D float array (one sample per row, all of one size): what
-    :func:`means_and_half_widths` computes for each size, for callers that hold their samples as arrays already
-    (the leaderboard's columnar grouping)."""
-    import numpy as np
-
+    :func:`means_and_half_widths` computes for each size, for callers that hold their samples as arrays already."""
     count, size = data.shape
     if count == 0:
         return []
+    means, halves = summarise_arrays(data, confidence)
     if size < 2:
-        return [(value, None) for value in data[:, 0].tolist()]
+        return [(value, None) for value in means.tolist()]
+    return list(zip(means.tolist(), halves.tolist()))
+
+
+def summarise_arrays(data, confidence: float = CONFIDENCE):
+    """:func:`summarise_rows` as two float arrays, the means and the half-widths (nan where the samples have one
+    value each: no interval), for the leaderboard's columnar grouping.
+
+    A sample without spread (its values equal up to :data:`FLOAT_NOISE`) has half-width 0 and, where its values
+    are exactly equal, its first value as the mean; the others the t quantile × the standard error
+    (``scipy.stats.t.ppf`` and ``scipy.stats.sem`` along axis 1, every sample of this size at once)."""
+    import numpy as np
+
+    count, size = data.shape
+    if size < 2:
+        return data[:, 0].copy(), np.full(count, np.nan)
     low_values, high_values = data.min(axis=1), data.max(axis=1)
     scale = np.maximum(1.0, np.maximum(np.abs(low_values), np.abs(high_values)))
     flat = high_values - low_values <= FLOAT_NOISE * scale
-    mean = data.mean(axis=1)
+    means = data.mean(axis=1)
+    exact = flat & (low_values == high_values)
+    if exact.any():
+        means[exact] = data[exact, 0]
+    halves = np.zeros(count)
     spread = ~flat
-    half = None
     if spread.any():
         from scipy import stats
 
-        # the t-interval's half-width, t quantile × standard error, for every sample of this size at once (a row
-        # each); ttest_1samp(axis=1).confidence_interval gives the same to 1e-15 at 30x the cost (its p-values)
+        # ttest_1samp(axis=1).confidence_interval gives the same to 1e-15 at 30x the cost (its p-values)
         with _nearly_equal_is_fine():
-            half = stats.t.ppf((1 + confidence) / 2, size - 1) * stats.sem(data[spread], axis=1)
-    spread_at = iter(half.tolist() if half is not None else [])
-    firsts, means, exact = data[:, 0].tolist(), mean.tolist(), (low_values == high_values).tolist()
-    return [((firsts[k] if exact[k] else means[k]), 0.0) if is_flat else (means[k], next(spread_at))
-            for k, is_flat in enumerate(flat.tolist())]
+            halves[spread] = stats.t.ppf((1 + confidence) / 2, size - 1) * stats.sem(data[spread], axis=1)
+    return means, halves
 
 
 def _constant(data) -> float:

@@ -554,7 +554,7 @@ def test_a_curve_table_shows_every_methods_x():
                                       "theory": None}}}
 
     board = SimpleNamespace(spec={"methods": [{"name": "short"}, {"name": "long"}], "datasets": [{"name": "d"}]},
-                            tables={}, rows=table_of_rows([row("short", [1, 2]), row("long", [1, 2, 3, 4, 5])]))
+                            datasets=[], rows=table_of_rows([row("short", [1, 2]), row("long", [1, 2, 3, 4, 5])]))
     table = next(b[1] for b in curve_blocks(board) if b[0] == "table")
     assert table.header == ["method", "seeds", "pass 1", "pass 2", "pass 3", "pass 4", "pass 5"]
     assert table.rows[0] == ["short", "1", "1", "2", "—", "—", "—"]

@@ -15,6 +15,7 @@ import pytest
 
 from harness.metrics import Metric
 from harness.report.board import Board, Cell, Row, by_device_class, win_rates
+from harness.report.board_columns import BoardColumns
 from harness.report.csv_table import _metric_texts, render_csv
 from harness.report.pages import _many_datasets_blocks
 
@@ -115,11 +116,11 @@ def test_every_float_is_written_as_repr_writes_it():
     values += [round(v, k % 9) for k, v in enumerate(rng.normal(size=50_000).tolist())] + [None] * 7
     values += [0.5] * (-len(values) % 8)
     names = [f"m{k}" for k in range(8)]  # eight metrics a row
-    rows = [Row("d", "m", "k", {name: Cell(value, value, 3) for name, value in zip(names, values[at:at + 8])}, 1, 0)
-            for at in range(0, len(values), 8)]
-    text = ["" if value is None else repr(value) for value in values]
-    expected = [",".join(f"{t},{t},3" for t in text[at:at + 8]) for at in range(0, len(values), 8)]
-    assert _metric_texts(rows, names) == expected
+    rows = [Row("d", "m", "k", {name: Cell(value, value, 3) for name, value in zip(names, values[at:at + 8])
+                                if value is not None}, 1, 0) for at in range(0, len(values), 8)]
+    text = [",,0" if value is None else f"{value!r},{value!r},3" for value in values]  # None: no cell
+    expected = [",".join(text[at:at + 8]) for at in range(0, len(values), 8)]
+    assert _metric_texts(BoardColumns.of_tables({"d": rows}, names), names) == expected
 
 
 def win_rates_one_by_one(tables, primary, metrics, leave_out=()):

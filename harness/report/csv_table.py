@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import csv
 import io
-from operator import attrgetter
 
-from harness.report.board import Board, Cell
+from harness.report.board import Board
 
 
 def render_csv(board: Board) -> str:
-    meta, tables = board.meta, board.tables
+    meta, columns = board.meta, board.columns
     report = meta["spec"]["metrics"]["report"]
     flagged, chance_datasets = set(board.zero_variance), set(board.at_chance)
-    rows = [row for table in tables.values() for row in table]
-    apart = any(row.device_class for row in rows)
+    apart = columns.apart
     quote = _Quoter()
     # new columns go at the end: `harness regress` and other readers find the older ones where they were;
     # device_class only where the folder spans several classes (then a row is a method on one class)
@@ -26,74 +24,77 @@ def render_csv(board: Board) -> str:
                         + [f"{m}_{part}" for m in report for part in ("mean", "ci95", "n")]
                         + ["devices", "zero_variance", "seeds_skipped", "tied_with_best", "chance", "at_chance"]
                         + (["device_class"] if apart else []))
-    if not rows:
+    count = len(columns)
+    if not count:
         return header
-    per_dataset: dict[str, tuple[str, str, str, str]] = {}  # its quoted name, zero_variance, chance, at_chance
-    for dataset in tables:
-        level = board.chance.get(dataset, {}).get(board.primary)
-        per_dataset[dataset] = (quote(dataset), "true" if dataset in flagged else "false",
-                                "" if level is None else repr(level), "true" if dataset in chance_datasets else "false")
-    dataset = [per_dataset[d] for d, table in tables.items() for _ in table]
-    ranks = [row.rank for row in rows]
-    columns = [[quote(meta["spec"]["name"])] * len(rows), [quote(meta["profile"])] * len(rows), [d[0] for d in dataset],
-               [str(r) if r else "" for r in ranks], quote.each(map(_METHOD, rows)), quote.each(map(_KIND, rows)),
-               _ints(map(_SEEDS_OK, rows)), _ints(map(_SEEDS_FAILED, rows))]
+    levels = [board.chance.get(dataset, {}).get(board.primary) for dataset in columns.datasets]
+    dataset = columns.dataset
+
+    def per_dataset(values: list[str]) -> list[str]:
+        return _each(values, dataset)
+
+    ranked = columns.rank != 0
+    table = [[quote(meta["spec"]["name"])] * count, [quote(meta["profile"])] * count,
+             per_dataset([quote(d) for d in columns.datasets]), _ints(columns.rank, zero=""),
+             _each([quote(m) for m in columns.methods], columns.method),
+             _each([quote(k) for k in columns.kinds], columns.kind), _ints(columns.seeds_ok),
+             _ints(columns.seeds_failed)]
     if report:
-        columns.append(_metric_texts(rows, report))
-    columns += [quote.each(["; ".join(devices) for devices in map(_DEVICES, rows)]), [d[1] for d in dataset],
-                _ints(map(_SEEDS_SKIPPED, rows)),
-                [("true" if row.tied else "false") if rank else "" for row, rank in zip(rows, ranks)],
-                [d[2] for d in dataset], [d[3] for d in dataset]]
+        table.append(_metric_texts(columns, report))
+    table += [_each([quote("; ".join(devices)) for devices in columns.device_sets], columns.devices),
+              per_dataset(["true" if d in flagged else "false" for d in columns.datasets]),
+              _ints(columns.seeds_skipped), _each(["", "false", "", "true"], ranked + 2 * columns.tied),
+              per_dataset(["" if level is None else repr(level) for level in levels]),
+              per_dataset(["true" if d in chance_datasets else "false" for d in columns.datasets])]
     if apart:
-        columns.append(quote.each(map(_DEVICE_CLASS, rows)))
-    return header + "\n".join(map(",".join, zip(*columns))) + "\n"
+        table.append(_each([quote(c) for c in columns.classes], columns.device_class))
+    return header + "\n".join(map(",".join, zip(*table))) + "\n"
 
 
-_ABSENT = Cell(None, None, 0)  # a metric a row lacks: empty mean and half-width, n 0
-_MEAN, _HALF_WIDTH, _N = attrgetter("mean"), attrgetter("half_width"), attrgetter("n")
-_METHOD, _KIND, _METRICS, _DEVICES, _DEVICE_CLASS = map(attrgetter, ("method", "kind", "metrics", "devices",
-                                                                     "device_class"))
-_SEEDS_OK, _SEEDS_FAILED, _SEEDS_SKIPPED = map(attrgetter, ("seeds_ok", "seeds_failed", "seeds_skipped"))
+def _each(texts: list[str], codes) -> list[str]:
+    """``texts[code]`` for each code."""
+    import numpy as np
+
+    lookup = np.empty(len(texts), dtype=object)
+    lookup[:] = texts
+    return lookup[codes].tolist()
 
 
-def _ints(values) -> list[str]:
-    values = list(values)
-    text = {value: str(value) for value in set(values)}
-    return list(map(text.__getitem__, values))
+def _ints(values, zero: str = "0") -> list[str]:
+    """Each int as ``str`` writes it (0 as ``zero``)."""
+    import numpy as np
+
+    distinct, codes = np.unique(values, return_inverse=True)
+    return _each([str(v) if v else zero for v in distinct.tolist()], codes)
 
 
-def _metric_texts(rows: list, report: list[str]) -> list[str]:
-    """Each row's mean, half-width and n of every metric in ``report``: one text per row, its fields joined.
+def _metric_texts(columns, report: list[str]) -> list[str]:
+    """Each row's mean, half-width and n of every metric in ``report``: one text per row, its fields joined (a
+    metric a row lacks: empty mean and half-width, n 0; a cell without an interval: an empty half-width).
 
     msgspec's JSON encoder writes all rows at once: its numbers are what ``repr`` (a float) and ``str`` (an int)
-    write, for floats of 0 or a magnitude in :data:`SHORTEST` (tests/test_render_columns.py); a row
-    with another float (an exponent, nan, inf) is written field by field, as is every row where a field is neither
-    a float, an int nor None."""
+    write, for floats of 0 or a magnitude in :data:`SHORTEST` (tests/test_render_columns.py); a row with another
+    float (an exponent, nan, inf) is written field by field."""
     import msgspec
     import numpy as np
 
-    every = list(map(_METRICS, rows))
-    columns = []
+    fields, other = [], np.zeros(len(columns), dtype=bool)
     for m in report:
-        cells = [metrics.get(m, _ABSENT) for metrics in every]
-        columns += [list(map(_MEAN, cells)), list(map(_HALF_WIDTH, cells)), list(map(_N, cells))]
-    fields = list(zip(*columns))
-    types = [set(map(type, column)) for column in columns]
-    if not all(found <= {float, int, type(None)} for found in types):
-        return [",".join(map(_field, row)) for row in fields]
-    text = msgspec.json.encode(fields).decode().replace("null", "")  # None (and nan, inf): ""
+        present = columns.present(m)
+        for values, shown in ((columns.mean[m], present), (columns.half[m], present & columns.has_half[m])):
+            texts = values.tolist()
+            for i in np.flatnonzero(~shown).tolist():
+                texts[i] = None
+            size = np.abs(values)
+            with np.errstate(invalid="ignore"):
+                other |= shown & ~(((size >= SHORTEST[0]) & (size < SHORTEST[1])) | (size == 0))
+            fields.append(texts)
+        fields.append(columns.n[m].tolist() if m in columns.n else [0] * len(columns))
+    rows = list(zip(*fields))
+    text = msgspec.json.encode(rows).decode().replace("null", "")  # None: ""
     texts = text[2:-2].split("],[")
-    other = np.zeros(len(rows), dtype=bool)
-    for column, found in zip(columns, types):
-        if found <= {int, type(None)}:
-            continue
-        size = np.abs(np.array(column, dtype=float))  # None: nan
-        outside = ~(((size >= SHORTEST[0]) & (size < SHORTEST[1])) | (size == 0))
-        if type(None) in found:
-            outside &= np.array([value is not None for value in column], dtype=bool)
-        other |= outside
     for i in np.flatnonzero(other).tolist():
-        texts[i] = ",".join(map(_field, fields[i]))
+        texts[i] = ",".join(map(_field, rows[i]))
     return texts
 
 

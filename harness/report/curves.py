@@ -43,7 +43,7 @@ def _curve_panels(board: Board) -> dict[tuple[str, str], tuple[str, str, list[Cu
     import numpy as np
 
     method_order = [m.get("id", m["name"]) for m in board.spec["methods"]]
-    dataset_order = list(board.tables) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
+    dataset_order = list(board.datasets) or [d.get("id", d["name"]) for d in board.spec["datasets"]]
     found: dict[tuple[str, str], dict[tuple[str, str | None], list[dict]]] = {}
     labels: dict[tuple[str, str], tuple[str, str]] = {}
     rows = board.rows

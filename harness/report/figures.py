@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import io
 import math
-from operator import attrgetter
 
 from harness.report.blocks import AT_CHANCE
-from harness.report.board import Board, Row
+from harness.report.board import Board
 
 PANEL_COLUMNS = 4
 
@@ -23,7 +22,7 @@ def plot_figure(board: Board):
     Beyond :data:`PANEL_LIMIT` datasets, panels would be unreadable and slow (8 s for 3,000): one panel instead,
     the distribution of each method's rank over the ranked datasets (:func:`plot_rank_summary`).
     """
-    if len(board.tables) > PANEL_LIMIT:
+    if len(board.datasets) > PANEL_LIMIT:
         return plot_rank_summary(board)
     import matplotlib
 
@@ -100,36 +99,30 @@ def plot_rank_summary(board: Board):
         ax.invert_yaxis()
     ax.set_xlabel(f"rank by {board.primary} {board.metrics[board.primary].arrow} (1 = best)")
     ax.grid(axis="x", alpha=0.3)
-    ranked = sum(any(row.rank for row in table) for table in board.tables.values())
+    ranked = board.columns.ranked_datasets()
     ax.set_title(f"{board.spec['name']} ({board.meta['profile']}): each method's rank over {ranked} ranked of "
-                 f"{len(board.tables)} datasets (in brackets: datasets where it was ranked); box: quartiles, "
+                 f"{len(board.datasets)} datasets (in brackets: datasets where it was ranked); box: quartiles, "
                  f"whiskers: 5th-95th percentile, dot: mean", fontsize="small", wrap=True)
     fig.tight_layout()
     return fig
-
-
-def labelled_rows(board: Board) -> tuple[list[Row], list[str]]:
-    """Every row of the board's tables, in order, and each one's label (computed once per board)."""
-    if "_labelled_rows" not in board.__dict__:
-        rows = [row for table in board.tables.values() for row in table]
-        board.__dict__["_labelled_rows"] = rows, [row.label for row in rows]
-    return board.__dict__["_labelled_rows"]
 
 
 def ranks_by_label(board: Board) -> dict[str, list[int]]:
     """Each label's ranks over the datasets where it was ranked, every label in order of its first row (computed
     once per board: the figure and the page's table of ranks read it)."""
     if "_ranks_by_label" not in board.__dict__:
-        rows, labels = labelled_rows(board)
-        ranks: dict[str, list[int]] = {label: [] for label in dict.fromkeys(labels)}
-        for label, rank in zip(labels, map(_RANK, rows)):
-            if rank:
-                ranks[label].append(rank)
-        board.__dict__["_ranks_by_label"] = ranks
+        import numpy as np
+
+        columns = board.columns
+        labels, codes = columns.labels
+        ranked = columns.rank > 0
+        order = np.argsort(codes[ranked], kind="stable")  # each label's ranks in the order of its rows
+        ranks = columns.rank[ranked][order].tolist()
+        sizes = np.bincount(codes[ranked], minlength=len(labels))
+        ends = np.cumsum(sizes).tolist()
+        board.__dict__["_ranks_by_label"] = {label: ranks[end - size:end]
+                                             for label, end, size in zip(labels, ends, sizes.tolist())}
     return board.__dict__["_ranks_by_label"]
-
-
-_RANK = attrgetter("rank")
 
 
 def render_plot_svg(board: Board) -> str:

@@ -17,7 +17,8 @@ from typing import Any
 from harness.claims import check_claim
 from harness.metric_tables import read_chance_table, read_metric_table
 from harness.metrics import Metric
-from harness.report.board import Board, NoResults, build_rows, current_tuning
+from harness.report.board import Board, NoResults, current_tuning
+from harness.report.board_columns import build_columns
 from harness.report.csv_table import render_csv
 from harness.report.curves import CURVES_SVG, curve_panels, render_curves_svg
 from harness.report.html_page import render_html
@@ -63,11 +64,11 @@ def compute(folder: Path) -> Board:
     spec = meta["spec"]
     metrics = folder_metrics(folder, spec)
     chance = read_chance_table(folder)
-    tables = build_rows(meta, rows, metrics, chance)
+    columns = build_columns(meta, rows, metrics, chance)
     order = [d.get("id", d["name"]) for d in spec["datasets"]]
     goals = {name: metric.goal for name, metric in metrics.items()}
     verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order, goals) for c in spec.get("claims", [])]
-    return Board(meta, rows, tables, verdicts, metrics, chance, read_skipped_datasets(folder),
+    return Board(meta, rows, columns, verdicts, metrics, chance, read_skipped_datasets(folder),
                  current_tuning(meta, rows, read_tuning_summaries(folder)))
 
 

@@ -31,7 +31,7 @@ def render_html(board: Board) -> str:
     for block in page_blocks(board):
         kind = block[0]
         if kind == "figure":
-            body.append(f"<figure>{render_plot_svg(board)}</figure>" if board.tables else "<p>No finished cells yet.</p>")
+            body.append(f"<figure>{render_plot_svg(board)}</figure>" if board.datasets else "<p>No finished cells yet.</p>")
         elif kind == "curves-figure":
             body.append(f"<figure>{render_curves_svg(board)}</figure>")
         elif kind == "h1":

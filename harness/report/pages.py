@@ -5,16 +5,15 @@
 from __future__ import annotations
 
 import math
-from operator import attrgetter
 from typing import Any
 
 from harness.claims import page_blocks as claim_page_blocks
 from harness.metrics import Metric
 from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
-from harness.report.board import TIED, Board, Cell, Row, win_rates
+from harness.report.board import TIED, Board, Cell, Row
 from harness.report.curves import curve_blocks
-from harness.report.figures import labelled_rows, ranks_by_label
-from harness.results_table import decoded, texts
+from harness.report.figures import ranks_by_label
+from harness.results_table import decoded, distinct
 
 
 def fmt(value: float) -> str:
@@ -56,11 +55,11 @@ def _unit(metric: Metric, value: float) -> str:
 
 def _header_lines(board: Board) -> list[str]:
     meta, rows, spec, primary = board.meta, board.rows, board.spec, board.primary
-    commits = sorted(set(texts(rows, "git_commit")))
-    devices = sorted({d for d in set(texts(rows, "device")) if d})
+    commits = sorted(distinct(rows, "git_commit"))
+    devices = sorted({d for d in distinct(rows, "device") if d})
     versions = decoded(rows.tail(1), "versions")[0] if len(rows) else {}
-    task_versions = sorted(set(texts(rows, "task_version")))
-    seeds = sorted(set(texts(rows, "seed")))
+    task_versions = sorted(distinct(rows, "task_version"))
+    seeds = sorted(distinct(rows, "seed"))
     lines = [
         f"spec `{spec['name']}` (hash `{meta['spec_hash']}`), profile **{meta['profile']}**, task `{spec['task']}` "
         f"version {', '.join(task_versions) or '?'}",
@@ -84,7 +83,7 @@ def _header_lines(board: Board) -> list[str]:
 def _win_rate_blocks(board: Board) -> list:
     primary, metrics = board.primary, board.metrics
     left_out = board.at_chance
-    rates = win_rates(board.tables, primary, metrics, leave_out=left_out)
+    rates = board.columns.win_rates(primary, metrics[primary].goal == "max", leave_out=left_out)
     blocks: list = []
     if rates:
         kinds = _last_kinds(board, rates)
@@ -102,15 +101,13 @@ def _win_rate_blocks(board: Board) -> list:
 
 def _last_kinds(board: Board, labels) -> dict[str, str]:
     """The kind of each label's last row."""
-    rows, row_labels = labelled_rows(board)
-    kinds: dict[str, str] = {}
-    wanted = set(labels)
-    for at in range(len(rows) - 1, -1, -1):
-        if len(kinds) == len(wanted):
-            break
-        if row_labels[at] in wanted:
-            kinds.setdefault(row_labels[at], rows[at].kind)
-    return kinds
+    import numpy as np
+
+    columns = board.columns
+    names, codes = columns.labels
+    last = len(codes) - 1 - np.unique(codes[::-1], return_index=True)[1]  # by code
+    kinds = {names[code]: columns.kinds[columns.kind[at]] for code, at in enumerate(last.tolist())}
+    return {label: kinds[label] for label in labels}
 
 
 def _skipped_blocks(board: Board) -> list:
@@ -232,7 +229,7 @@ def _page_blocks(board: Board) -> list:
     blocks.append(("figure",))
     blocks += claim_page_blocks(board.verdicts, board) + curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
     blocks += _tuning_blocks(board)
-    if len(board.tables) > PAGE_LIMIT:
+    if len(board.datasets) > PAGE_LIMIT:
         return blocks + _many_datasets_blocks(board)
     for dataset, table in board.tables.items():
         blocks += _dataset_blocks(board, dataset, table)
@@ -244,19 +241,18 @@ def _rank_rows(board: Board) -> list[tuple[str, str, list[int], list[int]]]:
     tied with the best, seeds ok, failed and skipped, counted over the datasets."""
     import numpy as np
 
-    rows, labels = labelled_rows(board)
+    columns = board.columns
+    labels, codes = columns.labels
     ranks = ranks_by_label(board)  # every label, in order of its first row
-    code = {label: i for i, label in enumerate(ranks)}
-    codes = np.fromiter(map(code.__getitem__, labels), dtype=np.int64, count=len(labels))
     first = np.unique(codes, return_index=True)[1].tolist()
 
-    def total(name: str) -> list[int]:
-        values = np.fromiter(map(attrgetter(name), rows), dtype=np.int64, count=len(rows))
-        return np.bincount(codes, weights=values, minlength=len(code)).astype(np.int64).tolist()
+    def total(values) -> list[int]:
+        return np.bincount(codes, weights=values, minlength=len(labels)).astype(np.int64).tolist()
 
-    counts = zip(np.bincount(codes, minlength=len(code)).tolist(),
-                 *map(total, ("tied", "seeds_ok", "seeds_failed", "seeds_skipped")))
-    found = [(label, rows[at].kind, got, list(seen)) for (label, got), at, seen in zip(ranks.items(), first, counts)]
+    counts = zip(np.bincount(codes, minlength=len(labels)).tolist(),
+                 *map(total, (columns.tied, columns.seeds_ok, columns.seeds_failed, columns.seeds_skipped)))
+    found = [(label, columns.kinds[columns.kind[at]], got, list(seen))
+             for (label, got), at, seen in zip(ranks.items(), first, counts)]
     return sorted(found, key=lambda entry: sum(entry[2]) / len(entry[2]) if entry[2] else math.inf)
 
 
@@ -275,7 +271,7 @@ def _many_datasets_blocks(board: Board) -> list:
     A page of thousands of tables (46 MB of HTML for 16,667 datasets) is neither readable nor cheap to write; the
     CSV has every dataset × method row with every column those tables show."""
     primary, metrics = board.primary, board.metrics
-    blocks: list = [("h2", f"Per dataset ({len(board.tables)} datasets)"), ("p",
+    blocks: list = [("h2", f"Per dataset ({len(board.datasets)} datasets)"), ("p",
                      f"**The per-dataset tables are in `leaderboard.csv`**: with more than {PAGE_LIMIT} datasets this "
                      f"page shows each method's ranks over them instead. The CSV has one row per dataset and method "
                      f"with everything a table here would show: the rank (and `tied_with_best`, the “{TIED}”), the "
@@ -296,12 +292,11 @@ def _many_datasets_blocks(board: Board) -> list:
                             f"chance level there (`at_chance` in the CSV)."))
     errors: dict[str, int] = {}  # message → dataset × method rows that gave it
     skips: dict[str, int] = {}
-    rows, _ = labelled_rows(board)
-    for row in filter(attrgetter("errors"), rows):
-        for error in row.errors:
+    for messages in board.columns.errors.values():  # by row, in order
+        for error in messages:
             errors[error] = errors.get(error, 0) + 1
-    for row in filter(attrgetter("skips"), rows):
-        for reason in row.skips:
+    for messages in board.columns.skips.values():
+        for reason in messages:
             skips[reason] = skips.get(reason, 0) + 1
     blocks += [("li", f"{error} (on {count} dataset × method rows)") for error, count in errors.items()]
     blocks += [("li", f"skipped ({count} dataset × method rows): {reason}") for reason, count in skips.items()]

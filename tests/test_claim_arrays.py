@@ -4,11 +4,13 @@ per-dataset evidence, float for float, on random tables (rows re-run, missing an
 named by the claim or not, both replications, both goals), and the verdict a claim gets either way."""
 from __future__ import annotations
 
+import json
 import math
 import random
 
 import pytest
 
+from harness.claims.base import VerdictMixin
 from harness.claims.paired import _Pairs, paired_cells, paired_verdict, per_dataset_evidence, replicates
 from harness.results_table import table_of_rows
 
@@ -51,6 +53,9 @@ def test_a_verdict_is_the_same_either_way(seed, monkeypatch):
     by_arrays = paired_verdict(claim, rows, "max", order)
     monkeypatch.setattr(_Pairs, "of", classmethod(lambda cls, *args: None))
     assert repr(paired_verdict(claim, rows, "max", order)) == repr(by_arrays)
+    by_arrays.margin_from = "a note"  # an attribute check_claim may set
+    record = by_arrays.to_dict()  # the evidence copied field by field: what dataclasses.asdict gave
+    assert json.dumps(record) == json.dumps(VerdictMixin.to_dict(by_arrays)) and record["margin_from"] == "a note"
 
 
 def test_integer_metrics_and_several_device_classes_keep_the_dicts():

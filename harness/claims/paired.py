@@ -81,6 +81,17 @@ class Verdict(VerdictMixin):
 
     kind: ClassVar[str] = PAIRED
 
+    def to_dict(self) -> dict:
+        """The record :class:`~harness.claims.base.VerdictMixin` writes, each dataset's evidence copied as a dict of
+        its fields rather than by dataclasses.asdict's deep copy (16,667 of them on the 1M-row folder: 0.3 s)."""
+        import copy
+
+        bare = copy.copy(self)
+        bare.per_dataset = []
+        record = VerdictMixin.to_dict(bare)
+        record["per_dataset"] = [dict(vars(evidence)) for evidence in self.per_dataset]
+        return record
+
     def line(self) -> str:
         numbers = ""
         if self.mean_difference is not None:

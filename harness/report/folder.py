@@ -21,6 +21,7 @@ from harness.report.board import Board, NoResults, current_tuning
 from harness.report.board_columns import build_columns
 from harness.report.csv_table import render_csv
 from harness.report.curves import CURVES_SVG, curve_panels, render_curves_svg
+from harness.report import json_text
 from harness.report.html_page import render_html
 from harness.report.markdown import render_markdown
 from harness.spec.model import claim_entries, expand_grids, grid_members
@@ -98,7 +99,7 @@ def _write_leaderboard(folder: Path) -> list:
         write_atomic(folder / CURVES_SVG, render_curves_svg(board))
     elif (folder / CURVES_SVG).exists():
         (folder / CURVES_SVG).unlink()  # a re-run without curves leaves no stale figure
-    write_atomic(folder / "claims.json", json.dumps(claims_record(board), indent=1) + "\n")
+    write_atomic(folder / "claims.json", json_text.dumps(claims_record(board), 1) + "\n")  # json.dumps(indent=1)
     return board.verdicts
 
 

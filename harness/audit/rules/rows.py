@@ -20,6 +20,8 @@ class BelowTrivial(Rule):
         primary = folder.spec["metrics"]["primary"]
         goal = folder.metrics[primary].goal
         chance = folder.board.chance
+        if not any(primary in levels for levels in chance.values()):
+            return
         below: dict[str, list[str]] = {}
         datasets: dict[str, int] = {}
         for (dataset, method), mean in folder.ok_means(primary).items():

@@ -36,7 +36,7 @@ class TimingIncludesWarmUp(Rule):
             ok = cells[(cells["status"] == "ok") & cells[claim["metric"]].notna() & cells["method"].isin(methods)]
             first = ok["seed"].min() if len(ok) else None
             slow: dict[str, tuple[int, int]] = {}
-            for (dataset, method), group in ok.groupby(["dataset", "method"], sort=False):
+            for (dataset, method), group in ok.groupby(["dataset", "method"], sort=False, observed=True):
                 others = group.loc[group["seed"] != first, claim["metric"]].tolist()
                 head = group.loc[group["seed"] == first, claim["metric"]].tolist()
                 if not head or len(others) < 2:

@@ -123,8 +123,12 @@ def as_dicts(table) -> list[dict]:
 
 @pytest.mark.parametrize("seed", range(60))
 @pytest.mark.parametrize("goal", ["max", "min"])
-def test_the_board_is_the_row_by_row_grouping(seed, goal):
+@pytest.mark.parametrize("grouped", [False, True], ids=["interleaved", "grouped"])
+def test_the_board_is_the_row_by_row_grouping(seed, goal, grouped):
+    """``grouped``: each (dataset, method)'s rows written together, as a run writes them (no sort into groups)."""
     meta, rows, chance = random_rows(seed)
+    if grouped:
+        rows.sort(key=lambda row: (row["dataset"], row["method"], str(device_class(row.get("device")))))
     metrics = {m: Metric(m, goal, "", m) for m in REPORT}
     table = current_cells(table_of_rows([{"key": str(i), "split": "test", "spec_hash": "h", **row}
                                          for i, row in enumerate(rows)]), "h")
@@ -144,6 +148,20 @@ def test_the_board_is_the_row_by_row_grouping(seed, goal):
     board = Board(meta, table, columns, [], metrics, chance)
     assert board.datasets == list(expected) and repr(board.tables) == repr(expected)
     assert board.at_chance == at_chance(expected, "p", chance)
+
+
+@pytest.mark.parametrize("seed", range(0, 60, 6))
+def test_many_device_names_give_the_same_board(seed, monkeypatch):
+    """Beyond MATRIX_DEVICES device names, each group's devices come from its sorted (group, name) pairs."""
+    import harness.report.board_columns as board_columns
+
+    meta, rows, chance = random_rows(seed)
+    metrics = {m: Metric(m, "max", "", m) for m in REPORT}
+    table = current_cells(table_of_rows([{"key": str(i), "split": "test", "spec_hash": "h", **row}
+                                         for i, row in enumerate(rows)]), "h")
+    expected = repr(build_columns(meta, table, metrics, chance).tables())
+    monkeypatch.setattr(board_columns, "MATRIX_DEVICES", 0)
+    assert repr(build_columns(meta, table, metrics, chance).tables()) == expected
 
 
 def test_an_empty_board():

@@ -66,11 +66,26 @@ def test_the_text_is_json_dumps(seed):
     assert dumps(data, indent) == json.dumps(data, indent=indent)
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_records_of_one_type_per_field_are_json_dumps(seed):
+    """A claim's per_dataset: each field of one type (finite floats, strings, ints, bools), or one odd value."""
+    rng = random.Random(seed)
+    makers = {"dataset": lambda: rng.choice(STRINGS) + str(rng.randint(0, 9)), "seeds": lambda: rng.randint(0, 99),
+              "mean_difference": lambda: rng.gauss(0, 1) * 10 ** rng.randint(-20, 20),
+              "half_width": lambda: abs(rng.gauss(0, 1)), "no_spread": lambda: rng.random() < 0.5}
+    records = [{k: make() for k, make in makers.items()} for _ in range(rng.randint(RECORDS, 60))]
+    if rng.random() < 0.5:  # one value of another type or a float json spells differently
+        records[rng.randrange(len(records))][rng.choice(list(makers))] = rng.choice([None, math.nan, math.inf, 1, "x"])
+    data = {"claims": [{"claim": "c", "per_dataset": records}]}
+    assert dumps(data, 1) == json.dumps(data, indent=1)
+
+
 def test_what_json_refuses_is_json_s_error():
-    for bad in ({(1, 2): 1}, [object()], {"a": {1j: 2}}):
-        with pytest.raises(TypeError) as ours:
+    for bad, said in (({(1, 2): 1}, "keys must be str"), ([object()], "not JSON serializable"),
+                      ({"a": {1j: 2}}, "keys must be str")):
+        with pytest.raises(TypeError, match=said) as ours:
             dumps(bad, 1)
-        with pytest.raises(TypeError) as theirs:
+        with pytest.raises(TypeError, match=said) as theirs:
             json.dumps(bad, indent=1)
         assert str(ours.value) == str(theirs.value)
     circular: list = []

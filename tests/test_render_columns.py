@@ -39,12 +39,12 @@ def random_float(rng: random.Random) -> float:
 
 def random_board(seed: int, datasets: int = 60) -> Board:
     rng = random.Random(seed)
-    methods = ["a", "b,c", 'd "q"', "e\nf", "g"][: rng.randint(1, 5)]
+    methods = ["a", "b,c", 'd "q"', "e\nf", "g", "h\ri"][: rng.randint(1, 6)]
     classes = [None] if rng.random() < 0.5 else ["cpu", "gpu: x", None]
     report = ["p", "q", "r"]
     tables = {}
     for d in range(datasets):
-        name = rng.choice([f"d{d}", f"d,{d}", f'd"{d}"'])
+        name = rng.choice([f"d{d}", f"d,{d}", f'd"{d}"', f"d\r{d}", f" d {d} ", f"d\t{d}é"])
         table = []
         for device_class in classes:
             for method in methods:

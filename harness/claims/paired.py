@@ -179,6 +179,7 @@ class _Pairs:
         cell's classes' differences) or a metric some row recorded as an integer (a difference of two integers is
         one)."""
         import numpy as np
+        import pandas as pd
 
         from harness.results_table import INTEGER, classes_apart, is_in, metric_array
 
@@ -186,28 +187,35 @@ class _Pairs:
         if INTEGER + metric in rows or rows["seed"].dtype != np.int64 or classes_apart(rows):
             return None
         values = metric_array(rows, metric)
-        keep = is_in(rows, "status", ("ok",)) & ~np.isnan(values)
+        keep = is_in(rows, "status", ("ok",)) & is_in(rows, "method", (better, than)) & ~np.isnan(values)
         wanted = set(claim.get("datasets") or ())
         if wanted:
             keep &= is_in(rows, "dataset", wanted)
-        names = rows["dataset"].cat.categories.tolist()
-        in_order = sorted(range(len(names)), key=names.__getitem__)
-        rank = np.empty(len(names), dtype=np.int64)
-        rank[in_order] = np.arange(len(names))  # a dataset's place in sorted order
-        at = np.flatnonzero(keep)
-        seeds, seed = np.unique(rows["seed"].to_numpy()[at], return_inverse=True)
-        key = np.zeros(len(keep), dtype=np.int64)
-        key[at] = rank[rows["dataset"].cat.codes.to_numpy()[at]] * max(len(seeds), 1) + seed.reshape(-1)
+        at = np.flatnonzero(keep)  # the rows that count, in order
+        values, method = values[at], rows["method"].cat.codes.to_numpy()[at]
+        dataset = rows["dataset"].cat.codes.to_numpy()[at].astype(np.int64)
+        names = rows["dataset"].cat.categories
+        used = np.sort(pd.unique(dataset))
+        texts = names[used].tolist()
+        in_order = sorted(range(len(texts)), key=texts.__getitem__)
+        rank = np.zeros(len(names), dtype=np.int64)
+        rank[used[in_order]] = np.arange(len(used))  # a dataset's place among the claim's in sorted order
+        seed, seeds = pd.factorize(rows["seed"].to_numpy()[at])  # hashed; then numbered in sorted order
+        by_value = np.argsort(seeds)
+        place = np.empty(len(seeds), dtype=np.int64)
+        place[by_value] = np.arange(len(seeds))
+        seeds, width = seeds[by_value], max(len(seeds), 1)
+        key = rank[dataset] * width + place[seed]
         found = {}
-        for method in dict.fromkeys((better, than)):
-            mine = np.flatnonzero(keep & is_in(rows, "method", (method,)))[::-1]
+        for name in dict.fromkeys((better, than)):
+            code = _code_of(rows, "method", name)
+            mine = np.flatnonzero(method == code)[::-1]
             cells, last = np.unique(key[mine], return_index=True)  # sorted; each cell's last row
-            found[method] = cells, values[mine[last]]
+            found[name] = cells, values[mine[last]]
         (mine, ours), (theirs, others) = found[better], found[than]
         cells, at_mine, at_theirs = np.intersect1d(mine, theirs, assume_unique=True, return_indices=True)
         difference = ours[at_mine] - others[at_theirs] if goal == "max" else others[at_theirs] - ours[at_mine]
-        return cls([names[i] for i in in_order], cells // max(len(seeds), 1), seeds.tolist(),
-                   cells % max(len(seeds), 1), difference)
+        return cls([texts[i] for i in in_order], cells // width, seeds.tolist(), cells % width, difference)
 
     def cells(self) -> dict[tuple[str, int], float]:
         """As :func:`paired_cells` gives them."""
@@ -238,9 +246,12 @@ class _Pairs:
         if not len(self):
             return []
         used, starts, sizes = np.unique(self.dataset, return_index=True, return_counts=True)  # cells are by dataset
-        rank = {d: i for i, d in enumerate(order)}
         names = [self.datasets[d] for d in used.tolist()]
-        shown = sorted(range(len(names)), key=lambda k: (rank.get(names[k], len(rank)), names[k]))
+        mine = set(names)
+        rank = {d: i for i, d in enumerate(order) if d in mine}  # as per_dataset_evidence's, for these datasets
+        last = len(set(order))  # where a dataset the order does not name goes
+        places = [rank.get(name, last) for name in names]
+        shown = sorted(range(len(names)), key=lambda k: (places[k], names[k]))
         means, halves, flat = (np.empty(len(shown)) for _ in range(3))
         sizes, starts = sizes[shown], starts[shown]
         for size in dict.fromkeys(sizes.tolist()):  # the samples of one size at once, in the order shown
@@ -253,6 +264,12 @@ class _Pairs:
         return [DatasetEvidence(names[k], size, mean, half if size >= 2 else None, bool(same))
                 for k, size, mean, half, same in zip(shown, sizes.tolist(), means.tolist(), halves.tolist(),
                                                      flat.tolist())]
+
+
+def _code_of(rows, name: str, value) -> int:
+    """The code of ``value`` in categorical column ``name`` (-2 where no row can have it: no code matches)."""
+    found = rows[name].cat.categories.get_indexer([value])[0]
+    return int(found) if found >= 0 else -2
 
 
 def _lookup(values: list, codes) -> list:

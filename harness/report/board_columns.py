@@ -21,6 +21,8 @@ from typing import Any
 
 from harness.report.cells import NO_DEVICE
 
+MATRIX_DEVICES = 64  # up to this many device names, a group's devices are found by a (device × group) matrix
+
 
 class BoardColumns:
     """The leaderboard's rows as arrays, in page order: dataset ``k``'s rows are ``starts[k]:starts[k + 1]``.
@@ -94,9 +96,9 @@ class BoardColumns:
         without an interval), as :meth:`harness.report.board.Cell.contains` decides it, row by row."""
         import numpy as np
 
-        levels = [chance.get(d, {}).get(metric) for d in self.datasets]
-        if metric not in self.n or all(level is None for level in levels):
+        if metric not in self.n or not any(metric in levels for levels in chance.values()):
             return []
+        levels = [chance.get(d, {}).get(metric) for d in self.datasets]
         with_level = np.array([level is not None for level in levels], dtype=bool)
         inside = self.contains(metric, np.array([np.nan if level is None else level for level in levels],
                                                 dtype=float)[self.dataset])
@@ -158,10 +160,17 @@ class BoardColumns:
         at = np.flatnonzero(scored & (sizes[run] > 1))  # a lone row beats no other
         share = shares(self.mean[primary][at], sizes[sizes > 1], higher_is_better)
         labels, codes = self.labels
-        per_label: dict[int, list[float]] = {}
-        for code, value in zip(codes[at].tolist(), share.tolist()):
-            per_label.setdefault(code, []).append(value)
-        return {labels[code]: (sum(values) / len(values), len(values)) for code, values in per_label.items()}
+        codes = codes[at]
+        by_label = np.argsort(codes, kind="stable")  # each label's shares in the order of its rows
+        values = share[by_label].tolist()
+        sizes = np.bincount(codes, minlength=len(labels))
+        ends = np.cumsum(sizes).tolist()
+        seen = np.unique(codes, return_index=True)[1]  # labels in order of their first scored row
+        out = {}
+        for code in np.unique(codes)[np.argsort(seen)].tolist():
+            shares_ = values[ends[code] - sizes[code]:ends[code]]
+            out[labels[code]] = (sum(shares_) / len(shares_), len(shares_))
+        return out
 
     def ranked_datasets(self) -> int:
         """How many datasets have a ranked row."""
@@ -314,13 +323,16 @@ def build_columns(meta: dict, rows, metrics: dict, chance: dict[str, dict[str, f
               (("ok", ("ok",)), ("failed", ("failed", "timed-out")), ("skipped", ("skipped",)))}
     ok_at = np.flatnonzero(status["ok"])
     ok_group = group[ok_at]
-    by_group = np.argsort(ok_group, kind="stable")
-    sorted_group = ok_group[by_group]
+    if (ok_group[1:] >= ok_group[:-1]).all():  # each group's rows together already (a folder written in order)
+        sorted_group = ok_group
+    else:
+        ok_at = ok_at[np.argsort(ok_group, kind="stable")]
+        sorted_group = group[ok_at]
     mean, half, n, has_half = {}, {}, {}, {}
     from harness.stats import summarise_arrays
 
     for name in report:
-        values = metric_array(rows, name)[ok_at][by_group]
+        values = metric_array(rows, name)[ok_at]
         present = ~np.isnan(values)
         ordered, ordered_group = (values, sorted_group) if present.all() else (values[present], sorted_group[present])
         sizes = np.bincount(ordered_group, minlength=count)
@@ -421,26 +433,28 @@ def _device_sets(rows, group, count: int) -> tuple[list[tuple[str, ...]], Any]:
     used = used_codes(rows["device"])
     names = sorted({d for d in device.categories[used[used >= 0]].tolist() if d})
     g_devices = np.zeros(count, dtype=np.int64)
-    sets: list[tuple[str, ...]] = [()]
     if not names:
-        return sets, g_devices
+        return [()], g_devices
     code = {d: i for i, d in enumerate(names)}
     # None and "" are no device: not in ``code``, so -1
     known_codes = np.array([code.get(d, -1) for d in device.categories.tolist()] + [-1], dtype=np.int64)
     found = known_codes[codes]
-    known = found >= 0
-    pairs = np.unique(group[known] * len(names) + found[known])  # by group, then device name
-    owner, name = np.divmod(pairs, len(names))
-    per_group = np.bincount(owner, minlength=count)
-    single = per_group[owner] == 1
-    sets += [(d,) for d in names]
-    g_devices[owner[single]] = name[single] + 1
-    several: dict[int, list[str]] = {}
-    for g, d in zip(owner[~single].tolist(), name[~single].tolist()):
-        several.setdefault(g, []).append(names[d])
-    index = {s: k for k, s in enumerate(sets)}
-    for g, found_names in several.items():
-        g_devices[g] = index.setdefault(tuple(found_names), len(index))
+    index = {s: k for k, s in enumerate([()] + [(d,) for d in names])}
+    if len(names) > MATRIX_DEVICES:  # many device names: each group's (group, name) pairs, sorted
+        pairs = np.unique(group[found >= 0] * len(names) + found[found >= 0])
+        owner, name = np.divmod(pairs, len(names))
+        several: dict[int, list[str]] = {}
+        for g, d in zip(owner.tolist(), name.tolist()):
+            several.setdefault(g, []).append(names[d])
+        for g, found_names in several.items():
+            g_devices[g] = index.setdefault(tuple(found_names), len(index))
+        return list(index), g_devices
+    has = np.zeros((len(names), count), dtype=bool)  # whether group g has a row on device d
+    for d in range(len(names)):
+        has[d, group[found == d]] = True
+    g_devices[:] = np.where(has.any(axis=0), has.argmax(axis=0) + 1, 0)  # a group on one device: (name,)
+    for g in np.flatnonzero(has.sum(axis=0) > 1).tolist():
+        g_devices[g] = index.setdefault(tuple(names[d] for d in np.flatnonzero(has[:, g]).tolist()), len(index))
     return list(index), g_devices
 
 

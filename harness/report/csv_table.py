@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 from harness.report.board import Board
 
@@ -120,7 +121,10 @@ class _Quoter:
     def __call__(self, text) -> str:
         found = self.known.get(text)
         if found is None:
-            found = self.known[text] = self.line(["", text])[1:-1]  # after the empty first field's comma
+            if type(text) is str and text and _PLAIN.fullmatch(text):  # nothing csv quotes: the text as it is
+                found = self.known[text] = text
+            else:
+                found = self.known[text] = self.line(["", text])[1:-1]  # after the empty first field's comma
         return found
 
     def each(self, texts) -> list[str]:
@@ -129,5 +133,7 @@ class _Quoter:
             self(text)
         return list(map(self.known.__getitem__, texts))
 
+
+_PLAIN = re.compile(r'[^,"\r\n]*')  # csv.writer quotes a field with a comma, a quote or a line end; others it leaves
 
 SHORTEST = (1e-4, 1e16)  # repr writes a float of 0 or a magnitude in this range positionally, as msgspec does

@@ -11,6 +11,7 @@ whose text or error is then the answer.
 from __future__ import annotations
 
 import json
+import math
 from json.encoder import encode_basestring_ascii as _quoted
 from typing import Any
 
@@ -112,5 +113,19 @@ def _records(values: list[dict], newline: str, step: str) -> list[str]:
     inner = newline + step
     keys = list(values[0])
     template = "{" + inner + ("," + inner).join(_key(key).replace("%", "%%") + ": %s" for key in keys) + newline + "}"
-    fields = [list(map(_scalar, [v[key] for v in values])) for key in keys]
+    fields = [_column([v[key] for v in values]) for key in keys]
     return [template % texts for texts in zip(*fields)]
+
+
+def _column(values: list) -> list[str]:
+    """Each scalar's text; a column of one plain type (finite floats, strs, ints, bools) by one mapped call."""
+    kinds = set(map(type, values))
+    if kinds == {float} and all(map(math.isfinite, values)):
+        return list(map(float.__repr__, values))
+    if kinds == {str}:
+        return list(map(_quoted, values))
+    if kinds == {int}:
+        return list(map(int.__repr__, values))
+    if kinds == {bool}:
+        return ["true" if value else "false" for value in values]
+    return list(map(_scalar, values))

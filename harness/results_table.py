@@ -159,36 +159,45 @@ def read_table(folder: Path, spec_text: str | None = None):
 
     ``spec_text``, the folder's ``spec.yaml``, is saved parsed beside the table: where the saved one is of the same
     text, :func:`harness.store.load_yaml` then answers it without parsing (a 16,667-dataset spec.yaml: 0.6 s)."""
+    from harness.store import remember_yaml
+
+    table, spec = read_table_and_spec(folder, spec_text)
+    if spec is not None:
+        remember_yaml(spec_text, spec)
+    return table
+
+
+def read_table_and_spec(folder: Path, spec_text: str | None = None):
+    """:func:`read_table`, and ``spec_text`` parsed where that came with it (the saved table's copy, or the parse
+    made to save it: a value of its own, for the caller to change), else None."""
     import hashlib
 
     from harness.runs_file import RUNS_FILE, report_damaged
-    from harness.store import load_yaml, remember_yaml
+    from harness.store import load_yaml
 
     folder = Path(folder)
     path = folder / RUNS_FILE
     if not path.exists():
-        return empty_table()
+        return empty_table(), None
     digest = None if spec_text is None else hashlib.sha256(spec_text.encode()).hexdigest()
     saved = _load(folder, path)
-    offset, line, damaged, parts = 0, 1, [], []
+    offset, line, damaged, parts, spec = 0, 1, [], [], None
     if saved is not None:
         table, state = saved
         parts, offset, line, damaged = [table], state["offset"], state["line"], [tuple(d) for d in state["damaged"]]
         for number, problem in damaged:
             report_damaged(path, number, problem)
         if digest is not None and state.get("spec_digest") == digest and state["spec"]:
-            remember_yaml(spec_text, json.loads(state["spec"]))
+            spec = json.loads(state["spec"])
     start = offset
     new, offset, line = _decoded(path, start, line, damaged)
     table = concat_tables(parts + new) if parts or new else empty_table()
     if offset != start and os.stat(path).st_size >= CACHE_MIN_BYTES:
-        spec = None
-        if spec_text is not None:  # parsed once: the caller's load_yaml of the same text is answered from memory
+        if spec_text is not None and spec is None:  # parsed once, for the file and for the caller
             spec = load_yaml(spec_text)
-            remember_yaml(spec_text, spec)
         _save(folder, path, table, {"offset": offset, "line": line, "damaged": damaged, "spec_digest": digest,
                                     "spec": None if spec is None else json.dumps(spec)})
-    return table
+    return table, spec
 
 
 def _decoded(path: Path, start: int, first: int, damaged: list) -> tuple[list, int, int]:

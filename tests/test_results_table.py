@@ -272,6 +272,20 @@ def test_the_saved_table_holds_the_spec_parsed(saved, monkeypatch):
     assert _current(folder) == first
 
 
+def test_the_spec_read_with_the_table_is_the_callers_own(saved):
+    """read_folder takes the spec parsed from the saved table (no copy of it kept for load_yaml to unpickle)."""
+    import yaml
+
+    folder, _ = saved
+    text = (folder / "spec.yaml").read_text()
+    _, first = table_module.read_table_and_spec(folder, text)  # parsed to be saved
+    _, again = table_module.read_table_and_spec(folder, text)  # the saved table's
+    assert first == again == yaml.safe_load(text) and first is not again
+    again["spec"]["title"] = "changed by the caller"
+    assert table_module.read_table_and_spec(folder, text)[1] == first
+    assert table_module.read_table_and_spec(folder, text + "# another text\n")[1] is None
+
+
 @pytest.mark.parametrize("folder", sorted(p.parent for p in (ROOT / "results").glob("*/*/" + RUNS_FILE)),
                          ids=lambda p: f"{p.parent.name}-{p.name}")
 def test_every_committed_folders_current_cells_are_those_the_rules_give(folder):

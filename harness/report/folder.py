@@ -25,7 +25,7 @@ from harness.report import json_text
 from harness.report.html_page import render_html
 from harness.report.markdown import render_markdown
 from harness.spec.model import claim_entries, expand_grids, grid_members
-from harness.results_table import current_cells, read_table
+from harness.results_table import current_cells, read_table_and_spec
 from harness.store import load_yaml, read_skipped_datasets, read_tuning_summaries, write_atomic
 
 
@@ -37,8 +37,9 @@ def read_folder(folder: Path) -> tuple[dict[str, Any], Any]:
     if not (folder / "spec.yaml").exists():
         raise NoResults(f"{folder}: no results here (expected spec.yaml and runs.jsonl from `harness run`)")
     text = (folder / "spec.yaml").read_text()
-    table = read_table(folder, text)  # first: it may hold the text parsed
-    meta = load_yaml(text)
+    table, meta = read_table_and_spec(folder, text)  # the saved table may hold the text parsed
+    if meta is None:
+        meta = load_yaml(text)
     # the pages show each dataset of a grid, and a claim naming a grid is about its datasets
     expansion = expand_grids(meta["spec"]["datasets"])  # once, for both
     meta["spec"]["claims"] = claim_entries(meta["spec"], grid_members(meta["spec"]["datasets"], expansion))

@@ -22,6 +22,8 @@ from functools import lru_cache
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
+from harness import cache
+
 ENGINE = "harness"
 ENGINE_CONTRACT = "harness.tasks"  # the part of the engine a task's code is built on
 
@@ -44,16 +46,24 @@ def import_closure(module: str) -> frozenset[str]:
     root = _tree_root(module, origin)
     seen: set[str] = set()
     stack = [module]
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        path = _source_file(name)
-        if path is None or not _inside(path, root) or not _counts(name):
-            continue
-        seen.add(name)
-        stack.extend(_imports(name, path))
+    global _walk_specs
+    _walk_specs = {}  # this walk's: a package is found once, not once per name below it
+    try:
+        while stack:
+            name = stack.pop()
+            if name in seen or not _counts(name):  # an engine module is not followed, wherever it is
+                continue
+            path = _source_file(name)
+            if path is None or not _inside(path, root):
+                continue
+            seen.add(name)
+            stack.extend(_imports(name, path))
+    finally:
+        _walk_specs = None
     return frozenset(seen)
+
+
+_walk_specs: dict[str, ModuleSpec | None] | None = None  # name → spec, while import_closure walks (see there)
 
 
 def _counts(name: str) -> bool:
@@ -65,9 +75,12 @@ def _source_file(module: str) -> Path | None:
     """The module's .py file, found as ``import`` would find it, without importing it or its packages."""
     search = None
     spec = None
+    found = _walk_specs if _walk_specs is not None else {}
     for i, part in enumerate(module.split(".")):
         name = ".".join(module.split(".")[: i + 1])
-        spec = _find_spec(name, search)
+        if name not in found:  # a name's search path is its parent's: the same parent, the same spec
+            found[name] = _find_spec(name, search)
+        spec = found[name]
         if spec is None:
             return None
         search = spec.submodule_search_locations
@@ -107,7 +120,10 @@ def _inside(path: Path, root: Path) -> bool:
 
 
 def _imports(module: str, path: Path) -> list[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return _analysis(module, path)[1]
+
+
+def _imports_in(tree: ast.AST, module: str, path: Path) -> list[str]:
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found: list[str] = []
     for node in ast.walk(tree):
@@ -125,17 +141,50 @@ def _imports(module: str, path: Path) -> list[str]:
     return found
 
 
+ANALYSIS = "code"  # the cache's kind of entry: a module's source digest and imports
+
+
+def _analysis(module: str, path: Path) -> tuple[str, list[str]]:
+    """(:func:`source_digest`, the modules it imports) of ``module``'s file ``path``.
+
+    Parsing is most of a fingerprint's cost, and every run took every fingerprint again: the two are kept in the
+    cache (:mod:`harness.cache`) under a digest of the file's bytes, the module's name and file name (which
+    resolve its relative imports), the Python (whose syntax trees they are) and this module's own source (how
+    they are computed). A file that changes in any byte is parsed again.
+    """
+    source = path.read_bytes()
+    key = cache.digest(_analysis_salt(), module, path.name, source)
+    entry = cache.get(ANALYSIS, key)
+    if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str) and isinstance(entry[1], list)
+            and all(isinstance(name, str) for name in entry[1])):
+        return entry[0], entry[1]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    imports = _imports_in(tree, module, path)
+    digest = _tree_digest(tree)
+    cache.put(ANALYSIS, key, [digest, imports])
+    return digest, imports
+
+
+@lru_cache(maxsize=1)
+def _analysis_salt() -> str:
+    return cache.digest(sys.version, Path(__file__).read_bytes())
+
+
 @lru_cache(maxsize=None)
 def _module_digest(module: str) -> str:
     path = _source_file(module)
     if path is None:  # no source file to read (a compiled or generated module): its name stands in
         return "no-source"
-    return source_digest(path.read_text(encoding="utf-8"))
+    return _analysis(module, path)[0]
 
 
 def source_digest(source: str) -> str:
     """The digest a module's fingerprint takes of its source: its syntax tree, docstrings and comments left out."""
-    return hashlib.sha256(_canonical(_without_docstrings(ast.parse(source))).encode()).hexdigest()
+    return _tree_digest(ast.parse(source))
+
+
+def _tree_digest(tree: ast.AST) -> str:
+    return hashlib.sha256(_canonical(_without_docstrings(tree)).encode()).hexdigest()
 
 
 def _without_docstrings(tree: ast.AST) -> ast.AST:
@@ -165,3 +214,14 @@ def _canonical(node) -> str:
     if isinstance(node, list):
         return "[" + ",".join(_canonical(v) for v in node) + "]"
     return repr(node)
+
+
+def entry_point_code(group: str) -> list[str]:
+    """The name, value and module fingerprint of every entry point of ``group`` (outside packages' code that the
+    engine loads by name: claim kinds, catalogues), for digests of what depends on that code."""
+    from harness.cache import entry_points
+
+    found: list[str] = []
+    for _, name, value, module, _ in entry_points(group):
+        found += [name, value, fingerprint(module)]
+    return found

@@ -40,6 +40,15 @@ profiles:
 """
 
 
+@pytest.fixture(autouse=True)
+def harness_cache(tmp_path_factory, monkeypatch):
+    """Each test its own cache folder (:mod:`harness.cache`, through ``HARNESS_CACHE_DIR``, which the subprocesses
+    it starts inherit): what one test fakes (entry points, a plugin's code) is never what another reads back."""
+    folder = tmp_path_factory.mktemp("harness-cache")
+    monkeypatch.setenv("HARNESS_CACHE_DIR", str(folder))
+    return folder
+
+
 @pytest.fixture
 def toy_env(monkeypatch):
     """Register the toy plugin for this process and for the workers and subprocesses it starts."""

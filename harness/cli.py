@@ -310,7 +310,6 @@ def cmd_run(args) -> int:
     from harness.plan import PlanError, RunOptions
     from harness.runner import run
     from harness.store import StoreLocked, WriteFailed
-    from harness.tuning import StorageError
 
     specs = _load(args.specs, args.profile)
     options = RunOptions(
@@ -320,8 +319,14 @@ def cmd_run(args) -> int:
     )
     try:
         summaries = run(specs, out=args.out, options=options, progress=not args.no_progress)
-    except (PlanError, StoreLocked, StorageError, WriteFailed) as exc:  # WriteFailed: a full disk, one line
+    except (PlanError, StoreLocked, WriteFailed) as exc:  # WriteFailed: a full disk, one line
         raise UsageError(str(exc)) from None
+    except Exception as exc:
+        # a StorageError is raised only by harness.tuning, which a run with nothing to tune never imports
+        tuning = sys.modules.get("harness.tuning")
+        if tuning is not None and isinstance(exc, tuning.StorageError):
+            raise UsageError(str(exc)) from None
+        raise
     status = EXIT_OK
     for s in summaries:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(s.statuses.items())) or "nothing new to run"
@@ -333,11 +338,8 @@ def cmd_run(args) -> int:
             print(f"  {count} cell(s) skipped: {reason}")
         for verdict in s.verdicts:  # a check is named as one, never as a claim
             print(f"  {verdict.noun} {verdict.claim}: {verdict.verdict}")
-        if s.verdicts:
-            from harness.claims import legends
-
-            for legend in legends(s.verdicts):
-                print(f"  {legend}")
+        for legend in s.legends:  # what each kind's verdicts mean
+            print(f"  {legend}")
         if not s.ok:
             status = EXIT_FAILED
             print(f"  {s.not_ok} planned cell(s) failed or timed out: see {s.folder}/leaderboard.md and runs.jsonl; "

@@ -6,11 +6,11 @@ machine it runs on; reading the device descriptions stored in results is :mod:`h
 from __future__ import annotations
 
 import os
-import platform
-import subprocess
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
+
+# platform and subprocess are imported where a probe needs them: a run with nothing to do probes nothing but its
+# cores (their imports were a twentieth of it)
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")
 VERSIONED_PACKAGES = ("harness", "numpy", "scipy", "scikit-learn", "optuna", "pandas", "torch")
@@ -22,6 +22,8 @@ class DeviceUnavailable(Exception):
 
 @lru_cache(maxsize=1)
 def cpu_name() -> str:
+    import platform
+
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -82,6 +84,8 @@ def visible_gpus() -> list[str]:
     ``CUDA_VISIBLE_DEVICES`` when set (an empty value hides every GPU), else one id per
     line of ``nvidia-smi -L``; none when neither says there is a GPU.
     """
+    import subprocess
+
     pinned = os.environ.get("CUDA_VISIBLE_DEVICES")
     if pinned is not None:
         return [d.strip() for d in pinned.split(",") if d.strip() and d.strip() != "-1"]
@@ -93,6 +97,9 @@ def visible_gpus() -> list[str]:
 
 
 def package_versions() -> dict[str, str]:
+    import platform
+    from importlib import metadata  # a tenth of a run with nothing to do, which records no versions
+
     versions = {"python": platform.python_version()}
     for name in VERSIONED_PACKAGES:
         try:
@@ -108,6 +115,8 @@ def git_commit(where: Path, ignore: Path | None = None) -> str:
     Changes under ``ignore`` (the results root a run writes into) do not count: a run's own
     output is not a change to the code that produced it.
     """
+    import subprocess
+
     try:
         def git(*args: str) -> str:
             return subprocess.run(

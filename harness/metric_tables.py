@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from harness.metrics import GOALS, Metric
-from harness.store import write_atomic
+from harness.store import write_if_changed
 
 METRIC_TABLE = "metrics.json"
 CHANCE_TABLE = "chance.json"
@@ -24,7 +24,7 @@ def write_metric_table(folder, metrics: dict[str, Metric]) -> None:
     compared in a process where the family that declares these metrics is not registered.
     """
     table = {name: metrics[name].to_dict() for name in sorted(metrics)}
-    write_atomic(Path(folder) / METRIC_TABLE, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+    write_if_changed(Path(folder) / METRIC_TABLE, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
 
 
 def read_metric_table(folder) -> dict[str, Metric]:
@@ -56,7 +56,7 @@ def write_chance_table(folder, chance: dict[str, dict[str, float]]) -> None:
     """
     table = {dataset: {name: float(value) for name, value in sorted(levels.items())}
              for dataset, levels in chance.items() if levels}
-    write_atomic(Path(folder) / CHANCE_TABLE, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
+    write_if_changed(Path(folder) / CHANCE_TABLE, json.dumps(table, indent=1, ensure_ascii=False) + "\n")
 
 
 def read_chance_table(folder) -> dict[str, dict[str, float]]:

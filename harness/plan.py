@@ -167,6 +167,78 @@ def code_fingerprints(spec: Spec) -> dict[tuple[str, str], dict[str, str]]:
             for d in spec.datasets for m in spec.methods}
 
 
+TASK_FACTS = "task"  # the cache's kind of entry: what a run needs of a task besides its code's fingerprint
+
+
+class TaskFacts:
+    """What a run needs of its task besides the fingerprint of its code: its ``version``, ``framework``, the
+    ``metrics`` it lists and its :meth:`~harness.Task.chance` levels.
+
+    Reading them imported the task's module (and numpy with it) in every run, one with nothing to do included:
+    they are kept in the cache (:mod:`harness.cache`) under a digest of the task's name, its target, the
+    fingerprint of its code (its module and every module of its tree that module imports, the task contract
+    included), the engine's source, the registry and the installed packages. Any difference imports the task and
+    reads them again; a chance level not kept yet (a dataset or params not seen) does too, and is kept after.
+    """
+
+    def __init__(self, name: str):
+        from harness.cache import digest, engine_digest, environment_digest, get
+        from harness.code import fingerprint
+        from harness.registry import default_registry
+
+        registry = default_registry()
+        self.name = name
+        self._task = None
+        target = registry.entry("tasks", name).target
+        self._key = digest(engine_digest(), environment_digest(), registry.digest(), name, target, fingerprint(target))
+        entry = get(TASK_FACTS, self._key)
+        self._keep, self._dirty = True, False  # whether the entry may be kept; whether it has news to keep
+        if not (isinstance(entry, dict) and isinstance(entry.get("version"), str)
+                and isinstance(entry.get("framework"), (str, type(None))) and isinstance(entry.get("metrics"), list)
+                and all(isinstance(m, str) for m in entry["metrics"]) and isinstance(entry.get("chance"), dict)):
+            task = self.task
+            entry = {"version": str(task.version), "framework": task.framework, "metrics": list(task.metrics),
+                     "chance": {}}
+            self._keep = isinstance(task.framework, (str, type(None))) and all(isinstance(m, str) for m in task.metrics)
+            self._dirty = True
+        self._entry = entry
+        self.version: str = entry["version"]
+        self.framework: str | None = entry["framework"]
+        self.metrics: tuple[str, ...] = tuple(entry["metrics"])
+
+    @property
+    def task(self):
+        """The task object itself (imported on first use)."""
+        if self._task is None:
+            from harness.registry import default_registry
+
+            self._task = default_registry().load("tasks", self.name)
+        return self._task
+
+    def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
+        """:meth:`harness.Task.chance` of the loader ``dataset`` with ``params``, each level a float."""
+        try:
+            key = json.dumps([dataset, params], sort_keys=True, allow_nan=False)
+        except (TypeError, ValueError):
+            key = None  # params JSON cannot hold: asked every time
+        known = self._entry["chance"].get(key) if key is not None else None
+        if isinstance(known, dict) and all(isinstance(v, float) for v in known.values()):
+            return dict(known)
+        levels = {metric: float(value) for metric, value in self.task.chance(dataset, params).items()}
+        if key is not None and all(isinstance(metric, str) for metric in levels):
+            self._entry["chance"][key] = dict(levels)
+            self._dirty = True
+        return levels
+
+    def save(self) -> None:
+        """Keep what was read of the task for the next run."""
+        from harness.cache import put
+
+        if self._keep and self._dirty:
+            put(TASK_FACTS, self._key, self._entry)
+            self._dirty = False
+
+
 def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,
                data_dir: Path | None, code: dict[tuple[str, str], dict[str, str]] | None = None) -> list[Cell]:
     """Every (seed, method, dataset) cell on the test split.

@@ -184,11 +184,13 @@ class Registry:
         self.metric_origins[name] = origin
         self._declared[(name, origin)] = metric
 
-    def task_metrics(self, task: str) -> dict[str, Metric]:
-        """The metrics ``task`` reports (its ``Task.metrics``), each as the task's own family declares it (its
-        ``about`` text: ``rmse`` over held-out targets for the GP family, over every target for neural processes)."""
+    def task_metrics(self, task: str, listed=None) -> dict[str, Metric]:
+        """The metrics ``task`` reports (its ``Task.metrics``, or ``listed``, what a caller read of it before), each
+        as the task's own family declares it (its ``about`` text: ``rmse`` over held-out targets for the GP family,
+        over every target for neural processes)."""
         origin = self.entry("tasks", task).origin
-        return {name: self._declared[(name, origin)] for name in self.load("tasks", task).metrics}
+        names = self.load("tasks", task).metrics if listed is None else listed
+        return {name: self._declared[(name, origin)] for name in names}
 
     def unlisted_metrics(self, task: str, reported) -> str | None:
         """None when every name in ``reported`` (what a cell's ``evaluate`` returned) is one ``task`` lists in its
@@ -266,6 +268,16 @@ class Registry:
                                     f"which its family's catalogue ({entry.origin}) does not declare: add each to the "
                                     "catalogue's 'metrics' section with its goal, unit and about")
         return obj
+
+    def digest(self) -> str:
+        """A digest of every name, target, metric, requirement and failed plugin registered: what a spec is checked
+        against, besides the code of the objects it names."""
+        import hashlib
+
+        state = ([list(self._entries[kind].items()) for kind in KINDS], list(self._declared.items()),
+                 list(self.metrics.items()), list(self.metric_origins.items()), list(self.requirements.items()),
+                 list(self._dists.items()), self.failed)
+        return hashlib.sha256(repr(state).encode()).hexdigest()
 
     def parameters(self, kind: str, name: str) -> dict[str, Any]:
         """Keyword parameters (name → default) a spec may set for a dataset or method."""
@@ -366,6 +378,8 @@ def load_catalogue(module_name: str, attr: str) -> tuple[Any, str | None]:
 def _report_failed(lines: list[str]) -> None:
     """Each plugin that failed to load, one line on stderr, once per command: a worker process (its parent
     reported them) stays silent."""
+    if not lines:
+        return  # multiprocessing is not imported for nothing to say
     import multiprocessing
     import sys
 
@@ -381,26 +395,27 @@ def default_registry() -> Registry:
     ``HARNESS_PLUGINS``. An outside plugin that fails to load (no module, an exception while importing, no such
     attribute, not a dict, a malformed catalogue) is reported once on stderr and left out; the others register,
     and a spec that names what is missing is refused naming the failed plugin (:meth:`Registry.entry`)."""
-    from importlib.metadata import entry_points
+    from harness.cache import entry_points  # read once per installed environment, not by every command
 
     catalogues = scanned_catalogues()
     dists: dict[str, str] = {}
     outside: dict[str, str] = {}  # origin → its label in a failure's line
     failed: list[str] = []
-    for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda ep: (ep.dist.name if ep.dist else "", ep.name)):
-        if ep.module.startswith(FAMILIES_PACKAGE + "."):
+    for dist_name, name, value, module, attr in sorted(entry_points(ENTRY_POINT_GROUP),
+                                                       key=lambda ep: (ep[0] or "", ep[1])):
+        if module.startswith(FAMILIES_PACKAGE + "."):
             continue  # an in-repo family (an old install's metadata still lists it): the scan has it already
-        dist = ep.dist.name if ep.dist is not None else "?"
-        label = (f"entry point {ep.name!r} ({ep.value})" + (f" of {dist}" if ep.dist is not None else "")
+        dist = dist_name if dist_name is not None else "?"
+        label = (f"entry point {name!r} ({value})" + (f" of {dist}" if dist_name is not None else "")
                  + f" in group {ENTRY_POINT_GROUP!r}")
-        catalogue, why = load_catalogue(ep.module, ep.attr or "")
+        catalogue, why = load_catalogue(module, attr or "")
         if why is not None:
             failed.append(f"{label} failed to load: {why}")
             continue
-        origin = f"{dist}:{ep.name}"
+        origin = f"{dist}:{name}"
         catalogues.append((origin, catalogue))
         outside[origin] = label
-        if ep.dist is not None:
+        if dist_name is not None:
             dists[origin] = dist
     for target in filter(None, (t.strip() for t in os.environ.get(PLUGINS_VARIABLE, "").split(","))):
         label = f"{PLUGINS_VARIABLE} entry {target!r}"

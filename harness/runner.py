@@ -11,7 +11,7 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from harness.plan import Cell, RunOptions, apply_options, test_cells
 from harness.progress import Progress
@@ -35,6 +35,7 @@ class SpecRun:
     notes: list[str] = field(default_factory=list)
     not_ok: int = 0  # planned cells whose newest record is failed or timed-out, this run's and earlier ones
     skip_reasons: Counter = field(default_factory=Counter)  # why cells were skipped → how many
+    legends: list[str] = field(default_factory=list)  # what the verdicts' kinds mean, a line each
 
     @property
     def ok(self) -> bool:
@@ -73,8 +74,9 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     already loaded, one or a list. Raises :class:`harness.spec.load.SpecError` for an invalid
     spec and :class:`harness.plan.PlanError` for a bad selection, before anything runs.
     """
+    from functools import lru_cache
+
     from harness.hardware import package_versions
-    from harness.report.folder import write_index
     from harness.spec.load import load_spec
 
     if isinstance(specs, (str, Path, Spec)):
@@ -83,7 +85,7 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     _refuse_shared_folders(loaded, out)
     planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
     data_dir = _data_dir(options.data_dir)
-    versions = package_versions()
+    versions = lru_cache(maxsize=1)(package_versions)  # read once a cell is to run (a run with nothing to do: never)
     if options.executor == "slurm":
         _check_slurm()
     if options.storage is not None:  # a wrong URL or a server that is down: one line before any work
@@ -102,10 +104,49 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
             summary.notes.append(f"--data-dir {options.data_dir} was not read: no selected dataset of "
                                  f"{'these specs' if len(planned) > 1 else 'this spec'} reads real data")
     for root in roots:
-        write_index(root)
+        _write_index(root)
         if out is None and root.parent.name == "results":
-            write_index(root.parent)  # results/index.md over every profile
+            _write_index(root.parent)  # results/index.md over every profile
     return summaries
+
+
+INDEX = "index"  # the cache's kind of entry: an index.md known to be what its folder's claims make
+
+
+def _write_index(root: Path) -> None:
+    """:func:`harness.report.folder.write_index`, unless ``root/index.md`` is already what it would write.
+
+    Importing the pages' code for it was a tenth of a run with nothing to do. The index is made of the claims.json
+    files it globs and the engine's code: a digest of those and of index.md's own bytes is kept in the cache
+    (:mod:`harness.cache`) once index.md is written; while it is the same, index.md stands.
+    """
+    from harness.cache import get, put
+
+    key = _index_key(root)
+    if key is not None and get(INDEX, key) is True:
+        return
+    from harness.report.folder import write_index
+
+    write_index(root)
+    key = _index_key(root)
+    if key is not None:
+        put(INDEX, key, True)
+
+
+def _index_key(root: Path) -> str | None:
+    """A digest of what ``root/index.md`` is made of (write_index's globs' claims.json files, the engine) and of its
+    bytes; None when one cannot be read."""
+    from harness.cache import digest, engine_digest
+
+    parts: list[bytes | str] = [engine_digest()]
+    try:
+        for pattern in ("*/claims.json", "*/*/claims.json"):
+            for path in sorted(root.glob(pattern)):
+                parts += [path.relative_to(root).as_posix(), path.read_bytes()]
+        parts.append((root / "index.md").read_bytes())
+    except OSError:
+        return None
+    return digest(*parts)
 
 
 def _refuse_shared_folders(specs: list[Spec], out: Path | str | None) -> None:
@@ -172,26 +213,27 @@ def _check_writable(root: Path) -> None:
         raise PlanError(f"--out {root}: cannot write results there ({exc.strerror or exc})") from None
 
 
-def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: dict,
+def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: Callable[[], dict],
               progress: bool, said: set[str] | None = None) -> SpecRun:
     """One spec: its folder, the tuning of every pair, then every test cell, then the leaderboard.
 
-    ``said``: the warnings already printed by this run (a run of several specs says each once)."""
+    ``versions``: the installed versions the rows record, read when a cell is to run. ``said``: the warnings
+    already printed by this run (a run of several specs says each once)."""
     from harness.backends import CLUSTER_EXECUTORS, make_executor
     from harness.hardware import auto_jobs, git_commit, plan_jobs, visible_gpus
     from harness.metric_tables import write_chance_table, write_metric_table
-    from harness.plan import code_fingerprints
+    from harness.plan import TaskFacts, code_fingerprints
     from harness.registry import default_registry
     from harness.report.stamp import pages_stamp, read_stamp, verdicts_on_file, write_stamp
     from harness.runs_file import read_cells
-    from harness.store import RunStore, write_resolved_spec, write_skipped_datasets
+    from harness.store import RunStore, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
     if options.fresh and folder.exists():
         summary.notes.append(f"--fresh: the earlier results moved to {_archive(folder)}")
     started = time.perf_counter()
-    task = default_registry().load("tasks", spec.task)
+    task = TaskFacts(spec.task)  # the task's version, framework, metrics and chance levels, imported only if new
     gpus = visible_gpus() if task.framework is not None and spec.hardware.device != "cpu" else []
     kept, skipped = _available_datasets(spec, data_dir, gpus)
     summary.notes += [f"skipped dataset {s['dataset']!r}: {s['reason']}" for s in skipped]
@@ -204,22 +246,30 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         if warning and warning not in said:
             said.add(warning)
             print(f"harness run: {warning}", file=sys.stderr)
-    plan = _Plan(spec, str(task.version), data_dir, code_fingerprints(spec))
+    plan = _Plan(spec, task.version, data_dir, code_fingerprints(spec))
     # results are output, not code: the folders of every profile under results/ leave the commit clean
     outputs = root.parent if root.parent.name == "results" else root
-    recorder = _Recorder(spec, plan.task_version, git_commit(spec.path.resolve().parent, ignore=outputs), versions)
+    recorder = _Recorder(spec, plan.task_version, lambda: git_commit(spec.path.resolve().parent, ignore=outputs),
+                         versions)
     cluster = {}
     if options.executor in CLUSTER_EXECUTORS:
         from harness.cluster import resources_from
 
         cluster = {"folder": folder, "resources": resources_from(spec.hardware, spec.hardware.slurm, options.cluster)}
-    with RunStore(folder) as store, \
-            make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus, **cluster) as executor, \
-            Progress(progress, spec.name) as bar:
-        write_resolved_spec(spec, folder)
-        write_metric_table(folder, default_registry().task_metrics(spec.task))  # the folder reads alone
+
+    def executor_for_cells():
+        recorder.provenance()  # the commit and versions the rows record, read before any cell runs
+        return make_executor(options.executor, jobs=jobs, threads=spec.hardware.threads, gpus=gpus, **cluster)
+
+    # a cluster executor is made at once (its resources are checked before any work); the local pool, whose module
+    # imports the worker's, when a cell is submitted: a run with nothing to do never makes it
+    executor = executor_for_cells() if cluster else _WhenUsed(executor_for_cells)
+    with RunStore(folder) as store, executor as executor, Progress(progress, spec.name) as bar:
+        _write_resolved_spec(spec, folder)
+        write_metric_table(folder, default_registry().task_metrics(spec.task, task.metrics))  # the folder reads alone
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in dataset_entries(spec.resolved)})
+        task.save()
         write_skipped_datasets(folder, skipped)
         # streamed once, only the fields planning needs, nothing kept but what history returns: a re-run of a big
         # spec is mostly this
@@ -239,13 +289,94 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
         # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
         summary.verdicts = verdicts_on_file(folder)
+        summary.legends = _legends(summary.verdicts)
     else:
         from harness.report.folder import write_leaderboard
 
         summary.verdicts = write_leaderboard(folder)
+        summary.legends = _legends(summary.verdicts)
         write_stamp(folder, stamp)
     summary.wall_s = time.perf_counter() - started
     return summary
+
+
+class _WhenUsed:
+    """An executor made the first time it is used (``make`` returns it, not yet entered), and closed, if it was
+    made, when the ``with`` block ends."""
+
+    def __init__(self, make: Callable[[], Any]):
+        self._make = make
+        self._made = None
+
+    def __enter__(self) -> "_WhenUsed":
+        return self
+
+    def __exit__(self, *exc):
+        if self._made is not None:
+            return self._made.__exit__(*exc)
+        return None
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self._made is None:
+            self._made = self._make().__enter__()
+        return getattr(self._made, name)
+
+
+LEGENDS = "legends"  # the cache's kind of entry: the legend lines of a set of claim kinds
+
+
+def _legends(verdicts: list) -> list[str]:
+    """:func:`harness.claims.legends` of ``verdicts``, kept in the cache (:mod:`harness.cache`) under the kinds
+    present, the engine's source and the installed packages' (an outside package's claim kinds and their code):
+    importing the claim kinds only to print these lines was a tenth of a run with nothing to do."""
+    from harness.cache import digest, engine_digest, environment_digest, get, put
+    from harness.code import entry_point_code
+    from harness.spec.load import CLAIM_KINDS
+
+    present = sorted({getattr(v, "kind", "paired") for v in verdicts})
+    key = digest(engine_digest(), environment_digest(), *entry_point_code(CLAIM_KINDS), "\0", *present)
+    lines = get(LEGENDS, key)
+    if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
+        return lines
+    from harness.claims import legends
+
+    lines = legends(verdicts)
+    put(LEGENDS, key, lines)
+    return lines
+
+
+RESOLVED_SPEC = "spec.yaml"  # the cache's kind of entry: a spec.yaml text known to say a resolved spec
+
+
+def _write_resolved_spec(spec: Spec, folder: Path) -> None:
+    """:func:`harness.store.write_resolved_spec`, unless ``folder/spec.yaml`` is a text already found to say the same.
+
+    Reading spec.yaml back to compare it imported PyYAML in every run: a digest of its bytes and of what it must
+    say (as JSON, which tells every value's type; a spec JSON cannot hold is compared as before), with the engine's
+    source and the installed packages (PyYAML's reader), is kept in the cache once they were found equal.
+    """
+    import json
+
+    from harness.cache import digest, engine_digest, environment_digest, get, put
+    from harness.store import resolved_spec_body, write_resolved_spec
+
+    def key() -> str | None:
+        try:
+            return digest(engine_digest(), environment_digest(), body, (folder / "spec.yaml").read_bytes())
+        except OSError:  # no spec.yaml yet
+            return None
+
+    try:
+        body = json.dumps(resolved_spec_body(spec), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        body = None
+    if body is not None and (found := key()) is not None and get(RESOLVED_SPEC, found) is True:
+        return
+    write_resolved_spec(spec, folder)
+    if body is not None and (found := key()) is not None:
+        put(RESOLVED_SPEC, found, True)
 
 
 def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str]) -> tuple[list, list[dict[str, str]]]:
@@ -323,14 +454,24 @@ class _Plan:
 
 @dataclass
 class _Recorder:
-    """Turns a cell and its result into one runs.jsonl line with its provenance."""
+    """Turns a cell and its result into one runs.jsonl line with its provenance.
+
+    ``commit_of`` and ``versions_of`` read the provenance (a git status, every package's metadata), which a run
+    with nothing to run never needs: :meth:`provenance` reads it once, before the first cell is run."""
 
     spec: Spec
     task_version: str
-    commit: str
-    versions: dict
+    commit_of: Callable[[], str]
+    versions_of: Callable[[], dict]
+    commit: str | None = None
+    versions: dict | None = None
+
+    def provenance(self) -> None:
+        if self.commit is None:
+            self.commit, self.versions = self.commit_of(), self.versions_of()
 
     def record(self, cell: Cell, result: dict[str, Any], tuned: list[str]) -> dict[str, Any]:
+        self.provenance()
         spec = self.spec
         row = {
             "key": cell.key, "spec": spec.name, "profile": spec.profile, "task": spec.task,
@@ -361,10 +502,6 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     status its test cells get and why: ``skipped`` when every tuning cell was skipped (its data
     or device is not here), else ``failed``.
     """
-    from harness.registry import metrics
-    from harness.store import write_tuning_summaries
-    from harness.tuning import StudyRun, open_storage
-
     spec = plan.spec
     params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
               for d, m in plan.pairs}
@@ -372,6 +509,10 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     bar.add(len(spec.seeds) * sum(plan.tuned(m) for _, m in plan.pairs))  # their test cells
     if not pending:
         return params, {}
+    from harness.registry import metrics
+    from harness.store import write_tuning_summaries
+    from harness.tuning import StudyRun, open_storage
+
     storage = open_storage(storage_option, folder)
     studies = {}
     try:
@@ -492,6 +633,8 @@ def _run_test_cells(plan: _Plan, params: dict, tuning_errors: dict, done: dict[s
         _carry_forward(plan, carried, store)
         summary.notes.append(f"{len(carried)} cell(s) finished under an earlier version of the spec (the same key: "
                              "the same result) recorded again under this one, not run again")
+    if not todo:
+        return  # the executor is not asked (a run with nothing to run never makes its pool)
     # a local pool is fed a window of cells at a time, so a million-cell run does not hold a million payloads;
     # a cluster executor packs jobs over the whole wave, so it gets every cell at once
     window = getattr(executor, "window", None) or len(todo)

@@ -279,6 +279,18 @@ def write_atomic(path: Path, content: str | bytes) -> None:
         raise
 
 
+def write_if_changed(path: Path, content: str | bytes) -> None:
+    """:func:`write_atomic`, unless the file already holds exactly these bytes (a run with nothing new rewrote,
+    and flushed to the disk, the same small tables every time)."""
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    try:
+        if os.stat(path).st_size == len(data) and Path(path).read_bytes() == data:
+            return
+    except OSError:
+        pass  # no such file yet, or unreadable: written
+    write_atomic(path, data)
+
+
 def write_skipped_datasets(folder: Path, skipped: list[dict[str, str]]) -> None:
     """``folder/skipped.json``: ``[{"dataset": id, "reason": text}]``, the datasets the latest run left out.
 
@@ -286,7 +298,7 @@ def write_skipped_datasets(folder: Path, skipped: list[dict[str, str]]) -> None:
     planning has no cell, so no row of runs.jsonl can say why it is missing.
     """
     rows = [{"dataset": s["dataset"], "reason": s["reason"]} for s in skipped]
-    write_atomic(Path(folder) / SKIPPED_DATASETS_FILE, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
+    write_if_changed(Path(folder) / SKIPPED_DATASETS_FILE, json.dumps(rows, indent=1, ensure_ascii=False) + "\n")
 
 
 def read_skipped_datasets(folder: Path) -> list[dict[str, str]]:
@@ -354,13 +366,9 @@ def write_resolved_spec(spec, folder: Path) -> None:
     the profile, the spec hash and the selection; not written again when it already says the same."""
     import yaml
 
-
     header = (f"# The resolved spec this folder's runs came from: {spec.path}, profile {spec.profile!r},\n"
               f"# with the command line's overrides applied. spec_hash: {spec.spec_hash}\n")
-    body = {"profile": spec.profile, "source": str(spec.path), "spec_hash": spec.spec_hash,
-            "selection": {"datasets": [d.id for d in spec.datasets], "methods": [m.id for m in spec.methods],
-                          "seeds": spec.seeds},
-            "spec": spec.resolved}
+    body = resolved_spec_body(spec)
     path = folder / "spec.yaml"
     if path.exists():  # the same spec again: libyaml reads it back far faster than PyYAML's emitter writes it
         try:
@@ -373,6 +381,14 @@ def write_resolved_spec(spec, folder: Path) -> None:
     text = header + dump_yaml(body)
     write_atomic(path, text)
     remember_yaml(text, body)
+
+
+def resolved_spec_body(spec) -> dict[str, Any]:
+    """What ``spec.yaml`` says (below its comment header): :func:`write_resolved_spec`'s value."""
+    return {"profile": spec.profile, "source": str(spec.path), "spec_hash": spec.spec_hash,
+            "selection": {"datasets": [d.id for d in spec.datasets], "methods": [m.id for m in spec.methods],
+                          "seeds": spec.seeds},
+            "spec": spec.resolved}
 
 
 def dump_yaml(body: Any) -> str:

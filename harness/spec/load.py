@@ -9,14 +9,16 @@ import copy
 import pickle
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 
-from harness.spec.checks import suggestion, semantic_problems
 from harness.spec.errors import MissingExtra, MissingProfile, Path_, Problem, SpecError, describe
-from harness.spec.schema import validator
 from harness.spec.model import PROFILES, Spec, from_resolved
-from harness.spec.yamlread import MAX_BYTES, Positions, parse_yaml
+
+# imported where they are used, not here: a spec checked before is neither parsed nor checked again (see _checked)
+#   harness.spec.checks (suggestion, semantic_problems), harness.spec.schema (validator), harness.spec.yamlread
+if TYPE_CHECKING:
+    from harness.spec.yamlread import Positions
 
 
 # --- messages --------------------------------------------------------------------------
@@ -40,6 +42,9 @@ def _yaml_hint(value: Any, expected: Any) -> str:
 
 def _schema_problems(data: Any, file: str, positions: Positions, locate: Callable[[Path_], Path_]) -> list[Problem]:
     from jsonschema.exceptions import best_match
+
+    from harness.spec.checks import suggestion
+    from harness.spec.schema import validator
 
     problems = []
     for error in validator().iter_errors(data):
@@ -100,6 +105,8 @@ def merge_profile(base: dict, profile: dict, profile_name: str) -> tuple[dict, d
     Returns the merged dict, a map from each merged path to the path it came from in the
     file (so errors point at the right line), and errors as (source path, message).
     """
+    from harness.spec.checks import suggestion
+
     origin: dict[Path_, Path_] = {}
     errors: list[tuple[Path_, str]] = []
     ppath = ("profiles", profile_name)
@@ -162,6 +169,14 @@ def _locator(origin: dict[Path_, Path_]) -> Callable[[Path_], Path_]:
 # --- entry points ----------------------------------------------------------------------
 
 def _read(path: Path) -> tuple[Any, Positions]:
+    from harness.spec.yamlread import parse_yaml
+
+    return parse_yaml(_read_text(path), str(path))
+
+
+def _read_text(path: Path) -> str:
+    from harness.spec.yamlread import MAX_BYTES
+
     file = str(path)
     if path.is_dir():
         raise SpecError([Problem(file, 1, 1, (), "is a folder; expected a spec file (specs/NAME.yaml)")])
@@ -171,10 +186,9 @@ def _read(path: Path) -> tuple[Any, Positions]:
     if size > MAX_BYTES:
         raise SpecError([Problem(file, 1, 1, (), f"{size:,} bytes; a spec is at most {MAX_BYTES:,} bytes of plain data")])
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise SpecError([Problem(file, 1, 1, (), f"cannot read the file: {exc}")]) from None
-    return parse_yaml(text, file)
 
 
 def _refuse_missing_extra(data: dict, file: str, positions: Positions) -> None:
@@ -201,6 +215,8 @@ def _reporter(file: str, positions: Positions, locate: Callable[[Path_], Path_],
 
 def _check(path: Path, data: Any, positions: Positions) -> dict[str, dict]:
     """All problems of the file, over the base and every profile; returns each profile merged."""
+    from harness.spec.checks import semantic_problems
+
     file = str(path)
     problems: list[Problem] = []
 
@@ -250,14 +266,119 @@ def validate_spec(path: str | Path) -> None:
 
 
 def load_spec(path: str | Path, profile: str = "default") -> Spec:
-    """Load, validate and resolve one profile of a spec file."""
+    """Load, validate and resolve one profile of a spec file.
+
+    A spec that passed every check is not checked again while nothing the checks read has changed
+    (:func:`_checked`): its text, its file name, the engine, the installed packages, the registry and the code of
+    every task, loader and method it names."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; expected one of {', '.join(PROFILES)}")
     path = Path(path)
-    data, positions = _read(path)
-    resolved = _check(path, data, positions)
-    _refuse_missing_profile(path, data, positions, profile)
+    text = _read_text(path)
+    resolved = _checked(path, text, profile)
+    if resolved is None:
+        from harness.spec.yamlread import parse_yaml
+
+        data, positions = parse_yaml(text, str(path))
+        resolved = _check(path, data, positions)
+        _refuse_missing_profile(path, data, positions, profile)
+        _remember_checked(path, text, data, resolved)
     return from_resolved(resolved[profile], profile, path)
+
+
+# --- specs already checked ---------------------------------------------------------------
+#
+# Loading a spec was most of a run with nothing to do: the schema (jsonschema's import and validation), and the
+# checks of its names, which import the task's, loaders' and methods' modules (numpy with them). The outcome of
+# all of it, the resolved profiles, is kept in the cache (harness.cache) under the digest of the spec's text and
+# file name, with a digest of everything the checks read besides: the engine's source (the schema, the checks,
+# the claim kinds, the task families' catalogues), the installed packages (jsonschema, Optuna's samplers, plugins
+# and their entry points), the registry's names, targets and metrics, and the fingerprint of every task, loader and
+# method the spec names (whose signatures and metrics the checks read). Only a spec that passed is kept; any
+# difference is a miss, and the spec is read and checked in full as before.
+
+CHECKED = "spec"  # the cache's kind of entry
+CLAIM_KINDS = "harness.claim_kinds"  # harness.claims.registry's entry-point group, named here not to import the kinds
+
+
+def _checked_key(path: Path, text: str) -> str:
+    from harness.cache import digest
+
+    return digest(text, path.stem)
+
+
+def _dependencies(names: dict[str, list[str]]) -> str | None:
+    """The digest of what the checks of a spec naming ``names`` (kind → names) read besides its text; None when a
+    name is not registered now (the full checks say so)."""
+    from harness.cache import digest, engine_digest, environment_digest
+    from harness.code import entry_point_code, fingerprint
+    from harness.registry import RegistryError, default_registry
+
+    registry = default_registry()
+    parts = [engine_digest(), environment_digest(), registry.digest()]
+    try:
+        for kind in ("tasks", "datasets", "methods"):
+            for name in names[kind]:
+                target = registry.entry(kind, name).target
+                parts += [kind, name, fingerprint(target)]
+    except RegistryError:
+        return None
+    parts += entry_point_code(CLAIM_KINDS)  # an outside package's claim kinds: their code
+    return digest(*parts)
+
+
+def _names(resolved: dict[str, dict]) -> dict[str, list[str]]:
+    """The task, loaders and methods every profile of the spec names."""
+    names: dict[str, dict[str, None]] = {"tasks": {}, "datasets": {}, "methods": {}}
+    for merged in resolved.values():
+        names["tasks"][merged["task"]] = None
+        for kind in ("datasets", "methods"):
+            for entry in merged.get(kind, []):
+                names[kind][entry["name"]] = None
+    return {kind: list(found) for kind, found in names.items()}
+
+
+def _checked(path: Path, text: str, profile: str) -> dict[str, dict] | None:
+    """The resolved profiles of a spec that passed every check with this text and everything else as it is now;
+    None when it has not (or the profile is not one the spec writes, or its family's libraries are missing now:
+    the full checks then say so, with the line)."""
+    from harness.cache import get
+
+    entry = get(CHECKED, _checked_key(path, text))
+    if not (isinstance(entry, dict) and isinstance(entry.get("resolved"), dict) and isinstance(entry.get("names"), dict)
+            and isinstance(entry.get("profiles"), list) and isinstance(entry.get("dependencies"), str)):
+        return None
+    resolved, names = entry["resolved"], entry["names"]
+    if set(resolved) != set(PROFILES) or set(names) != {"tasks", "datasets", "methods"} \
+            or not all(isinstance(found, list) for found in names.values()):
+        return None
+    if profile != "default" and profile not in entry["profiles"]:
+        return None
+    if _dependencies(names) != entry["dependencies"]:
+        return None
+    from harness.registry import default_registry
+
+    if default_registry().missing_extra(resolved["default"]["task"]):  # find_spec, nothing imported
+        return None
+    return resolved
+
+
+def _remember_checked(path: Path, text: str, data: dict, resolved: dict[str, dict]) -> None:
+    """Keep the outcome of a spec that passed every check, when JSON gives back exactly the same profiles."""
+    import json
+
+    from harness.cache import put
+
+    try:
+        if json.loads(json.dumps(resolved, allow_nan=False)) != resolved:  # a key or value JSON would change
+            return
+    except (TypeError, ValueError):
+        return
+    names = _names(resolved)
+    dependencies = _dependencies(names)
+    if dependencies is not None:
+        put(CHECKED, _checked_key(path, text), {"dependencies": dependencies, "names": names, "resolved": resolved,
+                                                "profiles": list(data.get("profiles") or {})})
 
 
 def _refuse_missing_profile(path: Path, data: dict, positions: Positions, profile: str) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
-
 from harness.spec.errors import Path_, Problem, SpecError, describe
 
 
@@ -46,6 +44,8 @@ def _check_expanded_size(root, file: str) -> None:
     Aliases make the composed graph share nodes; the size of the expanded tree is computed
     once per node (memoised), so the check is linear in the file, not in its expansion.
     """
+    import yaml  # here, not at the top: a spec checked before is not parsed (harness.spec.load)
+
     sizes: dict[int, tuple[int, int]] = {}
     visiting: set[int] = set()
 
@@ -91,6 +91,8 @@ def _check_bounds(file: str, written: int, expanded: int, depth: int) -> None:
 def _check_tree_size(root, file: str) -> None:
     """:func:`_check_expanded_size` for a node graph without aliases (every node written once): the same bounds
     and messages from a plain walk, a fifth of the cost of the memoised one on a 10,000-dataset spec."""
+    import yaml  # here, not at the top: a spec checked before is not parsed (harness.spec.load)
+
     count, depth, level = 0, 0, [root]
     while level:  # breadth first, a level at a time
         depth += 1
@@ -108,6 +110,8 @@ def _check_tree_size(root, file: str) -> None:
 
 def parse_yaml(text: str, file: str) -> tuple[Any, Positions]:
     """Parse YAML with the safe loader, rejecting duplicate keys and non-standard tags."""
+    import yaml  # here, not at the top: a spec checked before is not parsed (harness.spec.load)
+
     positions = Positions()
     # libyaml's parser where PyYAML has it (the constructor is Python either way): a 10,000-seed spec parsed in
     # 1.8 s with the pure-Python scanner

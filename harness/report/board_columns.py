@@ -331,7 +331,6 @@ def build_columns(meta: dict, rows, metrics: dict, chance: dict[str, dict[str, f
     mean, half, n, has_half = {}, {}, {}, {}
     from harness.stats import summarise_arrays
 
-    samples: dict[int, list] = {}  # size → (metric, groups, their samples): every metric's of one size at once
     for name in report:
         values = metric_array(rows, name)[ok_at]
         present = ~np.isnan(values)
@@ -343,14 +342,10 @@ def build_columns(meta: dict, rows, metrics: dict, chance: dict[str, dict[str, f
         has_half[name] = sizes >= 2
         for size in np.unique(sizes[sizes > 0]).tolist():
             at = np.flatnonzero(sizes == size)
-            samples.setdefault(size, []).append((name, at, ordered[starts[at][:, None] + np.arange(size)]))
-    for size, found in samples.items():  # a sample's summary depends on its own row only
-        means, halves = summarise_arrays(np.concatenate([data for _, _, data in found]))
-        ends = np.cumsum([len(at) for _, at, _ in found]).tolist()
-        for (name, at, _), end in zip(found, ends):
-            mean[name][at] = means[end - len(at):end]
+            means, halves = summarise_arrays(ordered[starts[at][:, None] + np.arange(size)])
+            mean[name][at] = means
             if size >= 2:
-                half[name][at] = halves[end - len(at):end]
+                half[name][at] = halves
     seeds = {name: np.bincount(group[found], minlength=count) for name, found in status.items()}
 
     # devices: each group's distinct device names, sorted

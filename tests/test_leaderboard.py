@@ -417,9 +417,11 @@ def test_verdicts_are_coloured_on_the_page(toy_env, tmp_path):
     folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.65, 0.7], ("easy", "b"): [0.5, 0.5, 0.5]}, claims=claims)
     write_leaderboard(folder)
     page = (folder / "leaderboard.html").read_text()
-    assert "<td class='verdict reproduced'><b>reproduced</b></td>" in page
-    assert "<td class='verdict not-reproduced'><b>not reproduced</b></td>" in page
-    assert "<td class='verdict inconclusive'><b>inconclusive</b></td>" in page
+    # three seeds: the audit's finding stands beside each verdict, inside its coloured cell
+    said = " (audit: too-few-independent-pairs)"
+    assert f"<td class='verdict reproduced'><b>reproduced</b>{said}</td>" in page
+    assert f"<td class='verdict not-reproduced'><b>not reproduced</b>{said}</td>" in page
+    assert f"<td class='verdict inconclusive'><b>inconclusive</b>{said}</td>" in page
     style = page.split("<style>", 1)[1].split("</style>", 1)[0]
     colours = {name: re.search(r"\." + name + r"\{background:#(\w+);color:#(\w+)\}", style) for name in
                ("reproduced", "not-reproduced", "inconclusive")}

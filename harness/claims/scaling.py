@@ -23,6 +23,7 @@ from harness.claims.paired import PAIR_PROPERTIES
 
 SCALING = "scaling"
 MIN_SIZES, MIN_SIZE_SPAN = 5, 16.0  # a scaling claim's exponent: at least 5 sizes spanning 16x
+ALL_SIZES, TOP_OCTAVE = "all", "top-octave"  # what a slope is fitted over (a claim's `fit`)
 TEST_SCALING = ("paired t-test over seeds of the difference of exponents (each the least-squares slope of "
                 "log(metric) against log(size) over the claim's datasets), 95% interval of the mean difference")
 BOUND_PROPERTIES = {
@@ -43,10 +44,19 @@ class MethodExponent:
     seeds: int
     mean: float
     half_width: float | None  # None with one seed
+    top_octave: float | None = None  # the mean over seeds of the slope over the sizes in [max/2, max]
 
     def text(self) -> str:
         spread = " (1 seed)" if self.half_width is None else f" ± {self.half_width:.2g}"
-        return f"{self.method} {self.mean:.3g}{spread}"
+        top = "" if self.top_octave is None else f" (top octave {self.top_octave:.3g})"
+        return f"{self.method} {self.mean:.3g}{spread}{top}"
+
+
+def sizes_text(size: str, sizes: Sequence[float]) -> str:
+    """The sizes measured, and the decades they span."""
+    if not sizes:
+        return f"no {size} measured"
+    return f"{size} = {', '.join(f'{s:g}' for s in sizes)} ({decades(sizes):.2g} decades)"
 
 
 def log_log_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
@@ -60,6 +70,24 @@ def log_log_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
 
 def _enough_sizes(sizes: Sequence[float]) -> bool:
     return len(set(sizes)) >= MIN_SIZES and max(sizes) >= MIN_SIZE_SPAN * min(sizes)
+
+
+def fitted_slope(points: dict[float, float], fit: str = ALL_SIZES) -> float | None:
+    """The log-log slope of ``points`` (size → value) over every size, or over the top octave (the sizes in
+    [max/2, max], where lower-order terms bend the slope least); None when the top octave holds fewer than 2 sizes."""
+    sizes = sorted(points)
+    if fit == TOP_OCTAVE:
+        sizes = [s for s in sizes if s >= sizes[-1] / 2]
+        if len(sizes) < 2:
+            return None
+    return log_log_slope(sizes, [points[s] for s in sizes])
+
+
+def decades(sizes: Sequence[float]) -> float:
+    """How many powers of ten the sizes span."""
+    import math
+
+    return math.log10(max(sizes) / min(sizes)) if sizes and min(sizes) > 0 else 0.0
 
 
 def _mean(values: list[float]) -> float:
@@ -92,12 +120,16 @@ def _by_seed_and_method(claim: dict, rows) -> dict[tuple[int, str, str], dict[fl
     return out
 
 
-def _seed_slopes(points: dict[tuple[int, str, str], dict[float, float]], method: str) -> list[float]:
-    """The method's exponent per seed with enough sizes (the mean over its device classes), in seed order."""
+def _seed_slopes(points: dict[tuple[int, str, str], dict[float, float]], method: str,
+                 fit: str = ALL_SIZES) -> list[float]:
+    """The method's exponent per seed with enough sizes (the mean over its device classes), in seed order, fitted
+    over every size or over the top octave (``fit``)."""
     by_seed: dict[int, list[float]] = {}
     for (seed, m, _), p in sorted(points.items()):
         if m == method and _enough_sizes(list(p)):
-            by_seed.setdefault(seed, []).append(log_log_slope(list(p), list(p.values())))
+            slope = log_log_slope(list(p), list(p.values())) if fit == ALL_SIZES else fitted_slope(p, fit)
+            if slope is not None:
+                by_seed.setdefault(seed, []).append(slope)
     return [_mean(slopes) for slopes in by_seed.values()]
 
 
@@ -111,7 +143,8 @@ def exponents(claim: dict, rows) -> list[MethodExponent]:
         from harness.stats import mean_and_half_width
 
         mean, half = mean_and_half_width(slopes[method])
-        out.append(MethodExponent(method, len(slopes[method]), mean, half))
+        top = _seed_slopes(points, method, TOP_OCTAVE)
+        out.append(MethodExponent(method, len(slopes[method]), mean, half, _mean(top) if top else None))
     return out
 
 
@@ -141,7 +174,7 @@ class ScalingVerdict(VerdictMixin):
     kind: ClassVar[str] = SCALING
 
     def sizes_text(self) -> str:
-        return f"{self.size} = {', '.join(f'{s:g}' for s in self.sizes)}" if self.sizes else f"no {self.size} measured"
+        return sizes_text(self.size, self.sizes)
 
     def spread_text(self) -> str:
         """Each method's exponent of ``metric`` in ``size``, mean ± 95% half-width over seeds."""
@@ -216,7 +249,7 @@ class ExponentBoundVerdict(VerdictMixin):
     kind: ClassVar[str] = SCALING
 
     def sizes_text(self) -> str:
-        return f"{self.size} = {', '.join(f'{s:g}' for s in self.sizes)}" if self.sizes else f"no {self.size} measured"
+        return sizes_text(self.size, self.sizes)
 
     def spread_text(self) -> str:
         return "; ".join(e.text() for e in self.exponents)
@@ -248,8 +281,9 @@ def check_exponent_bound(claim: dict, rows) -> ExponentBoundVerdict:
     min_pairs = int(claim.get("min_pairs", 3))
     points = _by_seed_and_method(claim, rows)
     checks = []
+    fit = claim.get("fit", ALL_SIZES)
     for method in claim["methods"]:
-        slopes = _seed_slopes(points, method)
+        slopes = _seed_slopes(points, method, fit)
         if len(slopes) < min_pairs:
             checks.append(MethodExponentCheck(method, len(slopes), None, None, INCONCLUSIVE))
             continue
@@ -270,6 +304,8 @@ def check_exponent_bound(claim: dict, rows) -> ExponentBoundVerdict:
                                          f"{MIN_SIZE_SPAN:g}x")
     else:
         verdict, reason = INCONCLUSIVE, "a method's interval contains the bound; more seeds could decide it"
+    if fit == TOP_OCTAVE:
+        reason += "; each exponent fitted over the top octave of the sizes"
     measured = sorted({s for (_, m, _), p in points.items() if m in claim["methods"] for s in p})
     return ExponentBoundVerdict(claim=claim["id"], says=claim["says"], verdict=verdict, metric=claim["metric"],
                                 methods=list(claim["methods"]), side=side, bound=bound, size=claim["size"],
@@ -288,6 +324,7 @@ def check_scaling(claim: dict, rows, goal: str) -> ScalingVerdict | ExponentBoun
     min_pairs = int(claim.get("min_pairs", 3))
     points = _by_seed_and_method(claim, rows)
     better, than = claim["better"], claim["than"]
+    fit = claim.get("fit", ALL_SIZES)
     differences, skipped = [], 0
     for seed in sorted({seed for seed, _, _ in points}):
         by_class = []  # one difference per device class with both methods on enough sizes
@@ -296,15 +333,18 @@ def check_scaling(claim: dict, rows, goal: str) -> ScalingVerdict | ExponentBoun
             common = sorted(set(a) & set(b))
             if not _enough_sizes(common):
                 continue
-            slope_a = log_log_slope(common, [a[s] for s in common])
-            slope_b = log_log_slope(common, [b[s] for s in common])
+            slope_a = fitted_slope({s: a[s] for s in common}, fit)
+            slope_b = fitted_slope({s: b[s] for s in common}, fit)
+            if slope_a is None or slope_b is None:
+                continue
             # a metric to minimise: better's grows more slowly; to maximise: better's grows faster
             by_class.append(slope_b - slope_a if goal == "min" else slope_a - slope_b)
         if not by_class:
             skipped += 1
             continue
         differences.append(_mean(by_class))
-    unit = "seeds; each the difference of two slopes fitted over the sizes"
+    unit = "seeds; each the difference of two slopes fitted over the " + (
+        "sizes" if fit == ALL_SIZES else "top octave of the sizes")
     if skipped:
         unit += f"; {skipped} seed(s) without both methods on {MIN_SIZES} sizes spanning {MIN_SIZE_SPAN:g}x left out"
     base = dict(claim=claim["id"], says=claim["says"], metric=claim["metric"], better=better, than=than,
@@ -331,7 +371,10 @@ class ScalingKind(ClaimKind):
                "each method's own exponent is at most (at least) that number, a t-test over seeds per method.")
     properties = {**PAIR_PROPERTIES, "size": {"type": "string", "description": (
         "kind: scaling: the dataset parameter that is the size (e.g. n); every dataset of the claim sets it to a "
-        "positive number.")}, **BOUND_PROPERTIES}
+        "positive number.")}, "fit": {"enum": [ALL_SIZES, TOP_OCTAVE], "description": (
+        "kind: scaling: what each exponent is fitted over: `all` the sizes (the default), or the `top-octave` (the "
+        "sizes in [max/2, max]), where lower-order terms bend a log-log slope least: what a super-linear claim "
+        "(\"quadratic\") reads.")}, **BOUND_PROPERTIES}
     rules = [{"required": ["size"]},
              {"if": {"required": ["methods"]}, "then": ONE_BOUND, "else": {"required": ["better", "than"]}}]
     method_keys = ("better", "than", "methods")
@@ -340,7 +383,9 @@ class ScalingKind(ClaimKind):
              "over the claim's datasets (at least 5 sizes spanning 16x), then averaged over seeds ± the half-width of "
              "its 95% t-interval. A claim comparing two methods is a paired t-test over seeds of the difference of "
              "their exponents; a claim bounding methods' own exponents is a t-test over seeds of each method's "
-             "exponent against the bound.")
+             "exponent against the bound. Beside each exponent stands its slope over the top octave (the sizes in "
+             "[max/2, max], where lower-order terms bend it least), and beside the sizes the decades they span; a "
+             "claim with fit: top-octave fits its exponents there.")
     legend = ("(reproduced: the 95% interval of the paired difference over independent seeds lies above the "
               "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
 

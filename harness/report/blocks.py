@@ -19,5 +19,8 @@ class Table:
 
 
 def verdict_cell(verdict) -> tuple[str, str]:
-    """A claim's verdict in a table: bold, and its CSS class on the HTML page."""
-    return f"**{verdict.verdict}**", f"verdict {VERDICT_CLASS.get(verdict.verdict, '')}".strip()
+    """A claim's verdict in a table: bold, the audit's rules that found something in it (see the page's Audit
+    section), and its CSS class on the HTML page."""
+    found = getattr(verdict, "audit", None)
+    said = f" (audit: {', '.join(dict.fromkeys(found))})" if found else ""
+    return f"**{verdict.verdict}**{said}", f"verdict {VERDICT_CLASS.get(verdict.verdict, '')}".strip()

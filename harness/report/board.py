@@ -144,6 +144,7 @@ class Board:
         self.chance = {} if chance is None else chance  # dataset → metric → level
         self.skipped_datasets = [] if skipped_datasets is None else skipped_datasets  # the latest run left these out
         self.tuning = [] if tuning is None else tuning  # tuning.json's entries behind the shown rows
+        self.findings: list = []  # harness audit's findings on this board (harness.audit.base.audit_board)
         if isinstance(tables, BoardColumns):
             self.columns, self._tables = tables, None
         else:

@@ -70,8 +70,20 @@ def compute(folder: Path) -> Board:
     order = [d.get("id", d["name"]) for d in spec["datasets"]]
     goals = {name: metric.goal for name, metric in metrics.items()}
     verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order, goals) for c in spec.get("claims", [])]
-    return Board(meta, rows, columns, verdicts, metrics, chance, read_skipped_datasets(folder),
-                 current_tuning(meta, rows, read_tuning_summaries(folder)))
+    board = Board(meta, rows, columns, verdicts, metrics, chance, read_skipped_datasets(folder),
+                  current_tuning(meta, rows, read_tuning_summaries(folder)))
+    audit(board)
+    return board
+
+
+def audit(board: Board) -> None:
+    """The audit's findings on the board (``board.findings``), and on each verdict the rules that found something in
+    its claim (what the page shows beside it)."""
+    from harness.audit.base import audit_board
+    from harness.audit.page import mark_verdicts
+
+    board.findings = audit_board(board)
+    mark_verdicts(board.verdicts, board.findings)
 
 
 def write_leaderboard(folder: Path) -> list:
@@ -105,8 +117,8 @@ def _write_leaderboard(folder: Path) -> list:
 
 
 def claims_record(board: Board) -> dict:
-    """What claims.json holds: the claims' verdicts, and the checks' apart (``checks``, only when the spec has one:
-    a check is never counted among the claims)."""
+    """What claims.json holds: the claims' verdicts, the checks' apart (``checks``, only when the spec has one: a
+    check is never counted among the claims), and the audit's findings (``audit``)."""
     from harness.claims import kind_of_verdict
 
     claims = [v.to_dict() for v in board.verdicts if not kind_of_verdict(v).is_check]
@@ -115,6 +127,7 @@ def claims_record(board: Board) -> dict:
               "zero_variance": board.zero_variance, "at_chance": board.at_chance, "claims": claims}
     if checks:
         record["checks"] = checks
+    record["audit"] = [f.to_dict() for f in board.findings]
     return record
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from harness.audit.page import audit_blocks
 from harness.claims import page_blocks as claim_page_blocks
 from harness.metrics import Metric
 from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
@@ -227,7 +228,8 @@ def _page_blocks(board: Board) -> list:
         blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
     blocks += [("li", line) for line in _header_lines(board)]
     blocks.append(("figure",))
-    blocks += claim_page_blocks(board.verdicts, board) + curve_blocks(board) + _win_rate_blocks(board) + _skipped_blocks(board)
+    blocks += (claim_page_blocks(board.verdicts, board) + audit_blocks(board.findings) + curve_blocks(board)
+               + _win_rate_blocks(board) + _skipped_blocks(board))
     blocks += _tuning_blocks(board)
     if len(board.datasets) > PAGE_LIMIT:
         return blocks + _many_datasets_blocks(board)

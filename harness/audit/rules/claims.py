@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from harness.audit.base import ERROR, WARNING, Finding, Folder, Rule, compared_arms
+from harness.audit.base import Folder, Rule, compared_arms
 
 MIN_INDEPENDENT_PAIRS = 5  # below this a t-interval rests on ≤ 3 degrees of freedom and no spread can be checked
 DEPENDENCE_LEVEL = 0.05  # the one-way ANOVA's level for "the cells of a seed move together"
@@ -133,19 +133,28 @@ class QuoteNotFromPaper(Rule):
 
 class ShortScalingRange(Rule):
     name = "short-scaling-range"
-    severity = WARNING
     about = ("An exponent fitted over less than two decades of sizes cannot show the curvature that lower-order "
-             "terms put into a log-log slope; a super-linear claim should read the top octave.")
+             "terms put into a log-log slope; and a super-linear claim (an exponent at least a number above 1) "
+             "reads the top octave (fit: top-octave), not one slope over a range where lower-order terms weigh.")
 
     def findings(self, folder: Folder):
         for claim_id, verdict in folder.verdicts.items():
             sizes = [s for s in getattr(verdict, "sizes", None) or () if s > 0]
             if len(sizes) < 2:
                 continue
+            said = []
             decades = math.log10(max(sizes) / min(sizes))
             if decades < 2:
-                yield self.finding(folder, f"the sizes span {min(sizes):g}–{max(sizes):g} ({decades:.2f} decades) "
-                                           "over which the exponent is fitted; at least 2", claim=claim_id)
+                said.append(f"the sizes span {min(sizes):g}–{max(sizes):g} ({decades:.2f} decades) over which the "
+                            "exponent is fitted; at least 2")
+            claim = folder.claims.get(claim_id, {})
+            if (claim.get("at_least") or 0) > 1 and claim.get("fit", "all") != "top-octave":
+                tops = [f"{e.method} {e.top_octave:.3g}" for e in getattr(verdict, "exponents", ())
+                        if getattr(e, "top_octave", None) is not None]
+                said.append(f"a super-linear bound (at least {claim['at_least']:g}) read off one slope over every "
+                            f"size; the top octave's slopes: {', '.join(tops) or 'none fitted'}")
+            if said:
+                yield self.finding(folder, "; ".join(said), claim=claim_id)
 
 
 def _excerpt(text: str, at: int, width: int = 60) -> str:
@@ -155,4 +164,3 @@ def _excerpt(text: str, at: int, width: int = 60) -> str:
 
 RULES = [CheckCountedAsClaim(), ZeroVarianceTest(), TooFewIndependentPairs(), DependentPairs(), MarginAfterRun(),
          QuoteNotFromPaper(), ShortScalingRange()]
-__all__ = ["RULES", "ERROR", "WARNING", "Finding"]

@@ -289,12 +289,12 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
         # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
         summary.verdicts = verdicts_on_file(folder)
-        summary.legends = _legends(summary.verdicts)
+        summary.legends = _legends(folder, summary.verdicts)
     else:
         from harness.report.folder import write_leaderboard
 
         summary.verdicts = write_leaderboard(folder)
-        summary.legends = _legends(summary.verdicts)
+        summary.legends = _legends(folder, summary.verdicts)
         write_stamp(folder, stamp)
     summary.wall_s = time.perf_counter() - started
     return summary
@@ -324,26 +324,31 @@ class _WhenUsed:
         return getattr(self._made, name)
 
 
-LEGENDS = "legends"  # the cache's kind of entry: the legend lines of a set of claim kinds
+LEGENDS = "legends"  # the cache's kind of entry: the legend lines of a folder's verdicts
 
 
-def _legends(verdicts: list) -> list[str]:
-    """:func:`harness.claims.legends` of ``verdicts``, kept in the cache (:mod:`harness.cache`) under the kinds
-    present, the engine's source and the installed packages' (an outside package's claim kinds and their code):
-    importing the claim kinds only to print these lines was a tenth of a run with nothing to do."""
+def _legends(folder: Path, verdicts: list) -> list[str]:
+    """:func:`harness.claims.legends` of ``verdicts``, the folder's (claims.json's), kept in the cache
+    (:mod:`harness.cache`) under claims.json's bytes, the engine's source and the installed packages (an outside
+    package's claim kinds and their code): importing the claim kinds only to print these lines was a tenth of a run
+    with nothing to do."""
     from harness.cache import digest, engine_digest, environment_digest, get, put
     from harness.code import entry_point_code
     from harness.spec.load import CLAIM_KINDS
 
-    present = sorted({getattr(v, "kind", "paired") for v in verdicts})
-    key = digest(engine_digest(), environment_digest(), *entry_point_code(CLAIM_KINDS), "\0", *present)
-    lines = get(LEGENDS, key)
+    try:
+        key = digest(engine_digest(), environment_digest(), *entry_point_code(CLAIM_KINDS), "\0",
+                     (folder / "claims.json").read_bytes())
+    except OSError:
+        key = None
+    lines = get(LEGENDS, key) if key is not None else None
     if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
         return lines
     from harness.claims import legends
 
     lines = legends(verdicts)
-    put(LEGENDS, key, lines)
+    if key is not None:
+        put(LEGENDS, key, lines)
     return lines
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass
 from functools import cached_property, lru_cache
 from typing import Any, ClassVar, Iterable
 
@@ -34,9 +34,7 @@ class Finding:
         return f"{self.spec} {self.subject} {self.rule}: {self.evidence}{said}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"spec": self.spec, "subject": self.subject, "rule": self.rule, "severity": self.severity,
-                "evidence": self.evidence, "claim": self.claim, "method": self.method,
-                "acknowledged": self.acknowledged}
+        return asdict(self)
 
 
 @dataclass
@@ -48,7 +46,6 @@ class Folder:
 
     board: Any
     name: str = ""
-    cache: dict[str, Any] = field(default_factory=dict)
 
     @property
     def spec(self) -> dict[str, Any]:

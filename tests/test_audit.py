@@ -124,8 +124,10 @@ def test_quote_not_from_paper(tmp_path):
     noted = {**PAIR, "source": "paper", "quote": "Paper note (d): Expected: a wins"}
     (finding,) = found(audit(tmp_path, [noted], rows), "quote-not-from-paper")
     assert "Paper note" in finding.evidence
-    quoted = {**PAIR, "source": "paper", "quote": "§5, Table 2: \"a improves on b by 3 points\""}
+    quoted = {**PAIR, "source": "paper", "quote": "§5, Table 2: \"a lowers the expected ratio by 3 points\""}
     assert not found(audit(tmp_path / "2", [quoted], rows), "quote-not-from-paper")
+    predicted = {**PAIR, "source": "paper", "quote": "§5: Expected: a wins"}
+    assert found(audit(tmp_path / "3", [predicted], rows), "quote-not-from-paper")
 
 
 def test_short_scaling_range(tmp_path):

@@ -42,7 +42,8 @@ def check_check(claim: dict, rows, order: Sequence[str] = ()) -> CheckVerdict:
     bound = check_bound(claim, rows, order)
     fields = {f.name: getattr(bound, f.name) for f in dataclasses.fields(bound)}
     fields["verdict"] = _FROM_BOUND[bound.verdict]
-    fields["reason"] = bound.reason.replace("so the bound does not hold here", "so the check fails: a bug to find")
+    if bound.verdict == NOT_REPRODUCED:  # what a failed check means differs from a refuted bound's
+        fields["reason"] = f"{bound.violations} cell(s) violate {bound.bound_text()}, so the check fails: a bug to find"
     return CheckVerdict(**fields, why=claim["why"])
 
 

@@ -9,8 +9,9 @@ from harness.audit.base import Folder, Rule, compared_arms
 
 MIN_INDEPENDENT_PAIRS = 5  # below this a t-interval rests on ≤ 3 degrees of freedom and no spread can be checked
 DEPENDENCE_LEVEL = 0.05  # the one-way ANOVA's level for "the cells of a seed move together"
-# a quote that cites this project's paper notes, or their predictions, is not the paper's words
-NOTE_QUOTE = re.compile(r"paper note|\bnote \(|\bexpected\b", re.IGNORECASE)
+# a quote that cites this project's paper notes, or their predictions (the notes' "Expected:" lines), is not the
+# paper's words; a paper's own "expected" (an expected ratio) is
+NOTE_QUOTE = re.compile(r"(?i:paper note|\bnote \()|\bExpected:")
 
 
 def _is_check(claim: dict) -> bool:

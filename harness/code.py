@@ -101,8 +101,8 @@ def _find_spec(name: str, search) -> ModuleSpec | None:
         if find is None:
             continue
         try:
-            spec = find(name, search)
-        except (ImportError, ValueError):
+            spec = find(name, search, None)  # (name, path, target) as the import system passes them: some
+        except (ImportError, ValueError):  # finders (asv's benchmark importer) take no default for target
             continue
         if spec is not None:
             return spec

@@ -275,6 +275,30 @@ def test_fingerprint_sees_modules_that_only_an_import_hook_finds(tmp_path, monke
     assert fingerprint() != first
 
 
+def test_fingerprint_asks_finders_as_the_import_system_does(tmp_path, monkeypatch):
+    """A finder may take ``target`` without a default (asv's benchmark importer does): it is asked with (name, path,
+    target), as the import system asks it; asked with two arguments it raised, and a benchmark failed."""
+    import sys
+
+    from harness import code
+
+    (tmp_path / "fp_target.py").write_text("X = 1\n")
+    asked = []
+
+    class StrictFinder:  # first on sys.meta_path, as asv's SpecificImporter is in a benchmark's process
+        @staticmethod
+        def find_spec(name, path, target):
+            asked.append((name, target))
+            return None
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "meta_path", [StrictFinder, *sys.meta_path])
+    for cache in (code.import_closure, code._source_file, code._module_digest):
+        cache.cache_clear()
+    assert code._source_file("fp_target") == (tmp_path / "fp_target.py").resolve()
+    assert ("fp_target", None) in asked
+
+
 def test_the_installed_harness_fingerprints_the_repository_s_code_from_anywhere(tmp_path):
     """Run from another folder, without the repository on sys.path (the `harness` console script's case), the
     fingerprint of a method is the one taken here."""

@@ -87,6 +87,13 @@ class Folder:
         return ok.groupby(["dataset", "method"], sort=False, observed=True)[metric].mean()
 
 
+def claim_methods(claim: dict) -> list[str]:
+    """Every method a claim names (its kind says which keys name methods), each once, in order."""
+    from harness.claims import kind_of
+
+    return list(dict.fromkeys(method for _, method in kind_of(claim).named_methods(claim)))
+
+
 def compared_arms(claim: dict) -> tuple[str, str] | None:
     """The two methods a claim compares, first the one it favours (better/than, or the two it names); None for a
     claim on one side or on several methods."""

@@ -70,16 +70,14 @@ class UnequalBudget(Rule):
             return
         about_cost = {*budgets, *(f"log_{name}" for name in budgets)}
         cells = folder.cells
+        finished = {b: cells[(cells["status"] == "ok") & cells[b].notna()] for b in budgets if b in cells}
         for claim in folder.claims.values():
             arms = compared_arms(claim)
             metric = folder.metrics.get(claim["metric"])
             if arms is None or claim["metric"] in about_cost or (metric and metric.unit in WALL_CLOCK_UNITS):
                 continue
             wanted = set(claim.get("datasets") or ()) or None
-            for budget in budgets:
-                if budget not in cells:
-                    continue
-                ok = cells[(cells["status"] == "ok") & cells[budget].notna()]
+            for budget, ok in finished.items():  # each budget's finished cells, selected once for every claim
                 if wanted is not None:
                     ok = ok[ok["dataset"].isin(wanted)]
                 spent = {arm: ok.loc[ok["method"] == arm, budget].mean() for arm in arms}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import statistics
 
-from harness.audit.base import Folder, Rule
+from harness.audit.base import Folder, Rule, claim_methods
 
 WARM_UP_RATIO = 1.3  # the first seed this much slower than the median of the others, on most datasets: a warm-up
 
@@ -32,7 +32,7 @@ class TimingIncludesWarmUp(Rule):
             if metric is None:
                 continue
             log = metric.unit.startswith("ln")
-            methods = [m for _, m in _named(claim)]
+            methods = claim_methods(claim)
             ok = cells[(cells["status"] == "ok") & cells[claim["metric"]].notna() & cells["method"].isin(methods)]
             first = ok["seed"].min() if len(ok) else None
             slow: dict[str, tuple[int, int]] = {}
@@ -49,12 +49,6 @@ class TimingIncludesWarmUp(Rule):
             if flagged:
                 yield self.finding(folder, f"seed {first} is more than {WARM_UP_RATIO}x slower than the median of the "
                                            f"other seeds for {'; '.join(flagged)}", claim=claim["id"])
-
-
-def _named(claim: dict) -> list[tuple[tuple, str]]:
-    from harness.claims import kind_of
-
-    return kind_of(claim).named_methods(claim)
 
 
 class TimingWithinNoise(Rule):

@@ -2,16 +2,10 @@
 TrainingLog`) against the tolerance the task declares for its objective."""
 from __future__ import annotations
 
-from harness.audit.base import Folder, Rule
+from harness.audit.base import Folder, Rule, claim_methods
 from harness.results_table import texts
 
 LAST_FIFTH = 0.8  # the share of the budget after which the objective should no longer improve beyond the tolerance
-
-
-def _claim_methods(claim: dict) -> list[str]:
-    from harness.claims import kind_of
-
-    return list(dict.fromkeys(method for _, method in kind_of(claim).named_methods(claim)))
 
 
 def still_improving(x: list[float], y: list[float], goal: str) -> float | None:
@@ -46,7 +40,7 @@ class Unconverged(Rule):
         for claim in folder.claims.values():
             wanted = set(claim.get("datasets") or ()) or None
             said = []
-            for method in _claim_methods(claim):
+            for method in claim_methods(claim):
                 for name, metric in objectives.items():
                     improving = trivial = seen = 0
                     worst = 0.0

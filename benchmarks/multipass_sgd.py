@@ -13,7 +13,7 @@ def _hard_instance(dim: int):
 
     context = Context(seed=0, split="test", dataset="hard-adversarial", device="cpu", threads=1, data_dir=None,
                       precision="fp64")
-    instance = feldman_blocks(context, n=10, dim=dim)
+    instance = feldman_blocks(context, n=10, dim=dim, packing=4)  # |U| = 4096 (the spec now runs 2 · 2^n)
     return (instance, *feldman_constants(10 ** -0.5, 20, dim, instance.block))
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from baselines.one_pass_sgd import OnePassSGD
+from baselines.zero_point import ZeroPoint
 from components.projected_sgd import sample_order, sgd_path
 from harness.tasks.base import Context, DataError
 from harness.tasks.sco.multipass import (
@@ -26,6 +27,7 @@ from harness.tasks.sco.multipass import (
     predicted_excess,
     project_ball,
     rate,
+    scores,
 )
 from implementations.multipass_sgd import MultiPassSGD
 
@@ -34,8 +36,8 @@ def context(seed: int = 0, dataset: str = "hard") -> Context:
     return Context(seed=seed, split="test", dataset=dataset, device="cpu", threads=1, data_dir=None, precision="fp64")
 
 
-def small_instance(oracle: str = "adversarial", seed: int = 0):
-    return feldman_blocks(context(seed), n=6, dim=320, packing=4, oracle=oracle)
+def small_instance(oracle: str = "adversarial", seed: int = 0, **params):
+    return feldman_blocks(context(seed), **{"n": 6, "dim": 320, "packing": 4, "oracle": oracle, **params})
 
 
 def loss(instance, alpha, c, w, i):
@@ -76,11 +78,16 @@ def test_prediction_is_min_eta_sqrt_t_over_16_sqrt_3k_when_b_is_3d_over_n():
             alpha, c = feldman_constants(eta, k * n, d, block)
             assert alpha == min(1.0, 1 / (eta * math.sqrt(k * n)))
             assert c == pytest.approx(eta * alpha * 5 * d / (16 * math.sqrt(block)))
-            full = predicted_excess(eta, alpha, d, block, 7 * d // 16)
+            full = predicted_excess(eta, alpha, c, d, block, 7 * d // 16)
             assert full == pytest.approx(min(eta * math.sqrt(k * n), 1) / (16 * math.sqrt(3 * k)), rel=1e-12)
-    assert predicted_excess(n ** -0.5, 1 / math.sqrt(2), d, block, 7 * d // 16) == pytest.approx(0.0255155, abs=1e-7)
+    alpha, c = feldman_constants(n ** -0.5, 2 * n, d, block)
+    assert predicted_excess(n ** -0.5, alpha, c, d, block, 7 * d // 16) == pytest.approx(0.0255155, abs=1e-7)
     # one block of 600 < 5d/16 = 625 coordinates: no excess until the walk is over
-    assert predicted_excess(n ** -0.5, 1 / math.sqrt(2), d, block, block) == 0.0
+    assert predicted_excess(n ** -0.5, alpha, c, d, block, block) == 0.0
+    # a smaller step than the instance's η₀ walks to a lower height: under 5/7 of η₀ the walk stays under c
+    assert predicted_excess(0.7 * n ** -0.5, alpha, c, d, block, 7 * d // 16) == 0.0
+    assert predicted_excess(0.9 * n ** -0.5, alpha, c, d, block, 7 * d // 16) == pytest.approx(
+        0.5 * (0.9 * 7 - 5) / 16 * n ** -0.5 * alpha * d / math.sqrt(block) / math.sqrt(d))
 
 
 def test_rate_is_one_pass_then_multi_pass_and_capped():
@@ -109,8 +116,9 @@ def test_adversarial_subgradients_satisfy_the_subgradient_inequality_along_the_w
     inst = small_instance()
     method = MultiPassSGD(epochs=2)
     eta, steps = method.plan(inst.n)
-    alpha, c = feldman_constants(eta, steps, inst.dim, inst.block)
-    oracle = FeldmanOracle(inst, alpha, c)
+    alpha, c = inst.alpha, inst.floor
+    assert (alpha, c) == feldman_constants(eta, steps, inst.dim, inst.block), "the instance is built for K0 = 2"
+    oracle = FeldmanOracle(inst)
     rng = np.random.default_rng(5)
     w = np.zeros(inst.dim)
     moved = 0
@@ -160,10 +168,11 @@ def test_two_passes_overfit_one_pass_and_the_lazy_oracle_do_not():
     inst = small_instance()
     ctx = context()
     two = TASK.evaluate(MultiPassSGD(epochs=2), inst, ctx)
-    eta, steps = MultiPassSGD(epochs=2).plan(inst.n)
-    alpha, _ = feldman_constants(eta, steps, inst.dim, inst.block)
-    predicted = predicted_excess(eta, alpha, inst.dim, inst.block, 7 * inst.dim // 16)
+    eta, _ = MultiPassSGD(epochs=2).plan(inst.n)
+    predicted = predicted_excess(eta, inst.alpha, inst.floor, inst.dim, inst.block, 7 * inst.dim // 16)
     assert two.metrics["excess"] == pytest.approx(predicted, rel=1e-9)
+    assert two.metrics["prediction_error"] < 1e-15
+    assert two.metrics["steps"] == 2 * inst.n
     assert two.metrics["train_excess"] == 0.0
     assert two.metrics["excess_average"] == 0.0, "without App. B's shift the full average shows no excess"
     assert two.curves["excess"].y[1] == 0.0 and two.curves["excess"].theory[-1] == pytest.approx(predicted)
@@ -177,8 +186,7 @@ def test_with_replacement_walks_only_after_every_sample_was_drawn():
     inst = small_instance()
     method = MultiPassSGD(epochs=5, order="with-replacement")
     eta, steps = method.plan(inst.n)
-    alpha, c = feldman_constants(eta, steps, inst.dim, inst.block)
-    oracle = FeldmanOracle(inst, alpha, c)
+    oracle = FeldmanOracle(inst)
     problem = Problem(inst.n, inst.dim, eta, steps, oracle, project_ball)
     path = method.run(problem, np.random.default_rng(2))
     cover = oracle.cover_step
@@ -247,6 +255,8 @@ def test_plans_are_eta_n_to_minus_exponent_and_t_kn():
     ({"oracle": "min-norm"}, "oracle = 'min-norm'"),
     ({"block": 10, "n": 4, "dim": 320}, "block = 10"),
     ({"n": 20, "dim": 2000}, "packing · 2\\^n · dim"),
+    ({"design_epochs": 0}, "design_epochs = 0"),
+    ({"design_step_exponent": 0}, "design_step_exponent = 0"),
 ])
 def test_feldman_loader_names_the_bad_parameter(params, match):
     with pytest.raises(DataError, match=match):
@@ -268,3 +278,75 @@ def test_task_refuses_iterates_outside_the_ball():
 
     with pytest.raises(ValueError, match="stay in the unit ball"):
         TASK.evaluate(Wild(), least_squares_sphere(context(), n=4, dim=3), context())
+
+
+# --------------------------------------------------------------------------- one instance for every arm; the seed's draw
+
+
+def test_every_arm_runs_on_the_instance_the_dataset_names():
+    """α and c belong to the dataset (built for η₀ = n^-½, T₀ = 2n), not to the method: K = 5 walks to the same
+    height as K = 2 on it, where an instance rebuilt for K = 5 (α = 1/√5) would give a smaller excess."""
+    inst = small_instance()
+    ctx = context()
+    assert inst.alpha == pytest.approx(1 / math.sqrt(2)) and inst.design_eta == pytest.approx(6 ** -0.5)
+    two = TASK.evaluate(MultiPassSGD(epochs=2), inst, ctx).metrics["excess"]
+    five = TASK.evaluate(MultiPassSGD(epochs=5), inst, ctx).metrics["excess"]
+    assert five == pytest.approx(two, rel=1e-12) and two > 0
+    eta = 6 ** -0.5
+    alpha5, c5 = feldman_constants(eta, 5 * 6, inst.dim, inst.block)
+    assert predicted_excess(eta, alpha5, c5, inst.dim, inst.block, 7 * inst.dim // 16) < 0.7 * five
+
+
+def test_design_step_exponent_sets_alpha_and_the_floor():
+    inst = feldman_blocks(context(dataset="eta"), n=10, dim=2000, packing=2, design_step_exponent=0.75)
+    eta = 10 ** -0.75
+    assert (inst.alpha, inst.floor) == feldman_constants(eta, 20, 2000, 600) and inst.alpha == 1.0
+    result = TASK.evaluate(MultiPassSGD(epochs=2, step_exponent=0.75), inst, context(dataset="eta")).metrics
+    if inst.free >= 0:
+        assert result["excess"] == pytest.approx(min(eta * math.sqrt(20), 1) / (16 * math.sqrt(6)), rel=1e-9)
+
+
+def test_the_seed_draws_the_sample_and_whether_a_free_vector_exists():
+    """|U| = 2^n: a free vector exists with probability 1 − (1 − 2^-n)^(2^n) ≈ 0.63; where none does every arm stays
+    at w = 0, the draw the lower bound's "with probability ½" is about."""
+    draws = [small_instance(seed=seed, packing=1) for seed in range(12)]
+    assert len({d.masks.tobytes() for d in draws}) == 12 and len({d.packing.tobytes() for d in draws}) == 12
+    missing = [(seed, d) for seed, d in enumerate(draws) if d.free < 0]
+    present = [(seed, d) for seed, d in enumerate(draws) if d.free >= 0]
+    assert missing and present
+    seed, inst = missing[0]
+    result = TASK.evaluate(MultiPassSGD(epochs=5), inst, context(seed)).metrics
+    assert result["excess"] == 0.0 and result["prediction_error"] == 0.0
+    seed, inst = present[0]
+    assert TASK.evaluate(MultiPassSGD(epochs=2), inst, context(seed)).metrics["excess"] > 0.01
+
+
+def test_sparse_scores_equal_the_dense_product():
+    inst = small_instance()
+    w = np.random.default_rng(11).normal(size=inst.dim)
+    np.testing.assert_allclose(scores(inst.packing, w, inst.sparse), inst.packing @ w, atol=1e-12)
+    np.testing.assert_allclose(scores(inst.packing, w), inst.packing @ w, atol=1e-12)
+    assert not scores(inst.packing, np.zeros(inst.dim), inst.sparse).any()
+
+
+def test_the_trivial_answer_takes_no_step():
+    ctx = context()
+    hard = TASK.evaluate(ZeroPoint(), small_instance(), ctx)
+    assert hard.metrics["steps"] == 0 and hard.metrics["excess"] == hard.metrics["excess_average"] == 0.0
+    assert hard.curves["excess"].x == [0]
+    smooth = least_squares_sphere(context(dataset="smooth"), n=6, dim=5)
+    level = TASK.evaluate(ZeroPoint(), smooth, ctx).metrics["excess"]
+    assert level == pytest.approx(1 / (2 * 5))  # ‖w*‖² / (2d) with ‖w*‖ = 1
+    assert TASK.evaluate(OnePassSGD(), smooth, ctx).metrics["steps"] == 6
+
+
+def test_smooth_control_replays_sgd_on_the_indices_asked():
+    smooth = least_squares_sphere(context(dataset="smooth"), n=6, dim=5)
+    assert TASK.evaluate(MultiPassSGD(epochs=3), smooth, context()).metrics["prediction_error"] < 1e-15
+
+    class DoubleStep(MultiPassSGD):  # asks the oracle as SGD does, then moves twice as far
+        def run(self, problem, rng):
+            from dataclasses import replace
+            return super().run(replace(problem, eta=2 * problem.eta), rng)
+
+    assert TASK.evaluate(DoubleStep(epochs=3), smooth, context()).metrics["prediction_error"] > 1e-6

@@ -20,10 +20,12 @@ CATALOGUE = {
         "feldman-blocks": {
             "task": _T, "target": f"{_M}:feldman_blocks",
             "about": "the paper's hard non-smooth instance in the note's CPU simplification (App. B without the "
-                     "shift): a random 7d/16-sparse packing, Bernoulli(½) subsets of it as samples, a Feldman-type "
-                     "max term plus a √B-normalised block guide term; oracle 'adversarial' (sample-dependent: walks "
-                     "to a packing vector no training sample holds, from the second pass) or 'lazy' (0 wherever 0 "
-                     "is a subgradient)",
+                     "shift): a random 7d/16-sparse packing of packing · 2^n vectors, Bernoulli(½) subsets of it as "
+                     "samples, a Feldman-type max term plus a √B-normalised block guide term whose weight α and "
+                     "floor c are set for the (η₀, T₀) the dataset names (design_step_exponent, design_epochs), so "
+                     "every method runs on the same function; oracle 'adversarial' (sample-dependent: walks to a "
+                     "packing vector no training sample holds, from the second pass) or 'lazy' (0 wherever 0 is a "
+                     "subgradient)",
         },
         "least-squares-sphere": {
             "task": _T, "target": f"{_M}:least_squares_sphere",
@@ -36,6 +38,11 @@ CATALOGUE = {
             "task": _T, "target": "implementations.multipass_sgd:MultiPassSGD",
             "about": "projected SGD from 0 with constant η = n^(−step_exponent), K epochs, single-shuffle "
                      "(one permutation reused) or with replacement (T = Kn uniform draws)",
+        },
+        "zero-point": {
+            "task": _T, "target": "baselines.zero_point:ZeroPoint",
+            "about": "the trivial answer: the starting point w0 = 0, no step taken (T = 0); a population minimiser "
+                     "of the hard instance, excess 1/(2d) on the smooth control",
         },
         "one-pass-sgd": {
             "task": _T, "target": "baselines.one_pass_sgd:OnePassSGD",
@@ -53,5 +60,12 @@ CATALOGUE = {
                          "about": "empirical excess F_S(w_T) − min over the unit ball of F_S, of the last iterate"},
         "gen_gap": {"goal": "min", "unit": "",
                     "about": "generalisation gap F(w_T) − F_S(w_T) of the last iterate"},
+        "steps": {"goal": "min", "unit": "oracle calls", "role": "budget",
+                  "about": "T, the number of SGD steps (one subgradient oracle call each)"},
+        "prediction_error": {"goal": "min", "unit": "", "role": "certificate",
+                             "about": "|measured excess − the task's own account of it|: on the hard instance the "
+                                      "construction's closed form ½ max{0, ηα·walked/√B − c}/√d for the walk the "
+                                      "oracle made, on the smooth control projected SGD replayed on the indices the "
+                                      "method asked for; 0 up to rounding"},
     },
 }

@@ -10,14 +10,17 @@ instance**:
 * a sample is a subset V ⊆ U holding each u with probability ½ (a Bernoulli mask over U);
 * f(w, V) = d^{-1/2} max{c, max_{v∈V} ⟨v, w⟩} + α h(w), h(w) = max{0, max_{|I|≤B} −w(I)}, w(I) = Σ_{i∈I} w_i/√B
   (blocks normalised by √B, not √|I|, so a partial last block ends at the same height), with
-  α = min{1, 1/(η√T)} and c = ηα · 5d/(16√B): the instance is built for the method's η and T, as a lower bound's
-  instance is;
+  α = min{1, 1/(η₀√T₀)} and c = η₀α · 5d/(16√B) for the step size η₀ = n^(−design_step_exponent) and the number of
+  steps T₀ = design_epochs · n the dataset names: a lower bound's instance depends on (η, T), and fixing them in the
+  dataset makes every method of a spec run on the same function (a method with η > η₀ would also lift the other
+  packing vectors above c: the closed-form prediction below assumes η ≤ η₀);
 * w lives in the unit ball of R^d (App. B's two halves, its shift inside g and its 5/7 and 2/7 weights are left
   out, so only the last iterate and suffixes with at least 5/7 of their weight after the walk show the excess).
 
-The oracle is **sample-dependent**, as the paper's is before its Lemma D.2 reduction (which this task does not
-implement): ``adversarial`` returns the subgradient of the active terms, and, once every training sample has been
-drawn (from the second pass of a shuffled order; after coupon-collector time with replacement) and w ≥ 0, the
+The oracle is **sample-dependent**, as the paper's is before its Lemma D.2 reduction, which this task does not
+implement: the task tests the lower bound for a sample-dependent oracle (the statement that reduction turns into
+Thm 3.1 for every oracle), not Thm 3.1 itself. ``adversarial`` returns the subgradient of the active terms, and,
+once every training sample has been drawn (from the second pass of a shuffled order; after coupon-collector time with replacement) and w ≥ 0, the
 valid subgradient −α e_I of the guide term for the first block I of u0's support still at 0, where u0 is the
 first packing vector in no training sample. ``lazy`` (the ordinary-oracle control) returns 0 wherever 0 is a
 subgradient, so SGD never leaves w = 0. The population loss is exact: with s = U w sorted in decreasing order,
@@ -27,6 +30,10 @@ empirical minimiser (f ≥ c/√d pointwise), so min F = min F_S = c/√d.
 The smooth control is least squares on the unit sphere (``least_squares_sphere``), whose population excess is
 ‖w − w*‖²/(2d) exactly and whose empirical minimum over the unit ball is a trust-region problem solved to
 machine precision.
+
+Every cell also reports its steps T (the budget: one oracle call each) and ``prediction_error``, the gap between
+its measured excess and the task's own account of it (the construction's closed form on the hard instance,
+projected SGD replayed on the indices the method asked for on the smooth control), 0 up to rounding.
 """
 from __future__ import annotations
 
@@ -78,6 +85,10 @@ class FeldmanBlocks:
     block: int  # B
     oracle: str  # "adversarial" | "lazy"
     free: int  # index of u0, the first packing vector in no training sample; −1 when there is none
+    alpha: float  # the guide term's weight α = min{1, 1/(η₀√T₀)}
+    floor: float  # c = η₀α · 5d/(16√B), the max term's floor
+    design_eta: float  # η₀, the step size the instance is built for
+    sparse: Any  # the packing as a scipy.sparse CSR matrix (float64), for s = U w
 
     @property
     def n(self) -> int:
@@ -95,11 +106,14 @@ class FeldmanBlocks:
         return [support[i:i + self.block] for i in range(0, support.size, self.block)]
 
 
-def feldman_blocks(context: Context, *, n: int = 10, dim: int = 2000, packing: int = 4, block: int = 0,
-                   oracle: str = "adversarial") -> FeldmanBlocks:
+def feldman_blocks(context: Context, *, n: int = 10, dim: int = 2000, packing: int = 2, block: int = 0,
+                   oracle: str = "adversarial", design_epochs: int = 2,
+                   design_step_exponent: float = 0.5) -> FeldmanBlocks:
     """The simplified hard instance for n training samples in R^dim: |U| = packing · 2^n random 7·dim/16-sparse
-    0/1 vectors, n Bernoulli(½) subsets of U as the training set. ``block`` is B (0: round(3·dim/n), App. B's
-    3d/τ_epoch); the walk to u0 takes ⌈7·dim/(16 B)⌉ steps, which must fit in one pass."""
+    0/1 vectors, n Bernoulli(½) subsets of U as the training set (a free vector u0 exists with probability
+    1 − (1 − 2^−n)^|U|). ``block`` is B (0: round(3·dim/n), App. B's 3d/τ_epoch); the walk to u0 takes
+    ⌈7·dim/(16 B)⌉ steps, which must fit in one pass. α and c are set for η₀ = n^(−design_step_exponent) and
+    T₀ = design_epochs · n, whatever method then runs on the instance."""
     if not (isinstance(n, (int, np.integer)) and 2 <= int(n) <= 20):
         raise DataError(f"feldman-blocks: n = {n!r}; expected an integer from 2 to 20 (the packing has packing · 2^n vectors)")
     if not (isinstance(dim, (int, np.integer)) and int(dim) >= 16 and int(dim) % 16 == 0):
@@ -108,6 +122,11 @@ def feldman_blocks(context: Context, *, n: int = 10, dim: int = 2000, packing: i
         raise DataError(f"feldman-blocks: packing = {packing!r}; expected an integer of at least 1 (|U| = packing · 2^n)")
     if oracle not in ("adversarial", "lazy"):
         raise DataError(f"feldman-blocks: oracle = {oracle!r}; expected 'adversarial' or 'lazy'")
+    if not (isinstance(design_epochs, (int, np.integer)) and int(design_epochs) >= 1):
+        raise DataError(f"feldman-blocks: design_epochs = {design_epochs!r}; expected a positive integer (T₀ = K₀ n)")
+    if not (isinstance(design_step_exponent, (int, float)) and 0 < float(design_step_exponent) <= 2):
+        raise DataError(f"feldman-blocks: design_step_exponent = {design_step_exponent!r}; expected a number in (0, 2] "
+                        "(η₀ = n^-exponent)")
     n, d, size = int(n), int(dim), int(packing) * 2 ** int(n)
     if size * d > MAX_PACKING_ENTRIES:
         raise DataError(f"feldman-blocks: packing · 2^n · dim = {size * d:,} entries; at most {MAX_PACKING_ENTRIES:,} "
@@ -130,7 +149,12 @@ def feldman_blocks(context: Context, *, n: int = 10, dim: int = 2000, packing: i
         if overlap.max() > 5 * d // 16:
             raise DataError(f"feldman-blocks: a packing vector overlaps u0 in {int(overlap.max())} > 5·dim/16 = "
                             f"{5 * d // 16} coordinates; the instance needs a packing (raise dim)")
-    return FeldmanBlocks(u, masks, b, oracle, free)
+    eta0 = float(n) ** -float(design_step_exponent)
+    alpha, c = feldman_constants(eta0, int(design_epochs) * n, d, b)
+    from scipy.sparse import csr_matrix
+
+    sparse = csr_matrix((np.ones(size * ones), support.ravel(), np.arange(0, size * ones + 1, ones)), shape=(size, d))
+    return FeldmanBlocks(u, masks, b, oracle, free, alpha, c, eta0, sparse)
 
 
 def feldman_constants(eta: float, steps: int, dim: int, block: int) -> tuple[float, float]:
@@ -139,15 +163,19 @@ def feldman_constants(eta: float, steps: int, dim: int, block: int) -> tuple[flo
     return alpha, eta * alpha * 5 * dim / (16 * math.sqrt(block))
 
 
-def predicted_excess(eta: float, alpha: float, dim: int, block: int, walked: int) -> float:
+def predicted_excess(eta: float, alpha: float, c: float, dim: int, block: int, walked: int) -> float:
     """Population excess after the oracle's walk has set ``walked`` coordinates of u0's support to ηα/√B (the
-    rest of w at 0): ½ · max{0, ηα(walked − 5d/16)/√B} / √d, since a fresh sample holds u0 with probability ½
-    and every other packing vector stays under c. The whole walk (7d/16 coordinates) gives ηα√d/(16√B)."""
-    return 0.5 * max(0.0, eta * alpha * (walked - 5 * dim / 16) / math.sqrt(block)) / math.sqrt(dim)
+    rest of w at 0): ½ · max{0, ηα·walked/√B − c} / √d, since a fresh sample holds u0 with probability ½ and
+    every other packing vector (overlap ≤ 5d/16 with u0) stays under c = η₀α·5d/(16√B) while η ≤ η₀. At η = η₀
+    the whole walk (7d/16 coordinates) gives ηα√d/(16√B)."""
+    return 0.5 * max(0.0, eta * alpha * walked / math.sqrt(block) - c) / math.sqrt(dim)
 
 
-def scores(packing: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """s = U w, using w's support (the walk's iterates are sparse)."""
+def scores(packing: np.ndarray, w: np.ndarray, sparse: Any = None) -> np.ndarray:
+    """s = U w: by the sparse copy of U when given, else from the 0/1 matrix using w's support (the walk's
+    iterates are sparse)."""
+    if sparse is not None:
+        return sparse @ w if w.any() else np.zeros(packing.shape[0])
     nz = np.flatnonzero(w)
     if nz.size == 0:
         return np.zeros(packing.shape[0])
@@ -178,8 +206,10 @@ def guide(w: np.ndarray, block: int) -> tuple[float, np.ndarray]:
 class FeldmanOracle:
     """The instance's subgradient oracle for one run; it remembers which samples it has been asked about."""
 
-    def __init__(self, instance: FeldmanBlocks, alpha: float, c: float):
-        self.instance, self.alpha, self.c = instance, alpha, c
+    def __init__(self, instance: FeldmanBlocks, alpha: float | None = None, c: float | None = None):
+        self.instance = instance
+        self.alpha = instance.alpha if alpha is None else alpha
+        self.c = instance.floor if c is None else c
         self.blocks = instance.walk_blocks() if instance.oracle == "adversarial" else []
         self.seen: set[int] = set()
         self.order: list[int] = []
@@ -188,7 +218,7 @@ class FeldmanOracle:
 
     def _scores(self, w: np.ndarray) -> np.ndarray:
         if self._last is None or not np.array_equal(self._last[0], w):
-            self._last = (w.copy(), scores(self.instance.packing, w))
+            self._last = (w.copy(), scores(self.instance.packing, w, self.instance.sparse))
         return self._last[1]
 
     def __call__(self, w: np.ndarray, i: int) -> np.ndarray:
@@ -217,11 +247,14 @@ class FeldmanOracle:
         return grad
 
 
-def feldman_losses(instance: FeldmanBlocks, alpha: float, c: float, w: np.ndarray) -> tuple[float, float, float]:
+def feldman_losses(instance: FeldmanBlocks, alpha: float | None, c: float | None,
+                   w: np.ndarray) -> tuple[float, float, float]:
     """(population excess, empirical excess, F(w) − F_S(w)) at w, all exact; min F = min F_S = c/√d (at w = 0), so
-    the gap is the difference of the two excesses."""
+    the gap is the difference of the two excesses. α and c: the instance's own when None."""
+    alpha = instance.alpha if alpha is None else alpha
+    c = instance.floor if c is None else c
     d = instance.dim
-    s = scores(instance.packing, w)
+    s = scores(instance.packing, w, instance.sparse)
     h = alpha * guide(w, instance.block)[0]
     population = (expected_max(s, c) - c) / math.sqrt(d) + h
     masked = np.where(instance.masks, s[None, :], -np.inf).max(axis=1)
@@ -310,11 +343,11 @@ def rate(eta: float, t: int, n: int) -> float:
 
 class MultipassTask(Task):
     name = "sco.multipass"
-    metrics = ("excess", "excess_suffix", "excess_average", "train_excess", "gen_gap")
+    metrics = ("excess", "excess_suffix", "excess_average", "train_excess", "gen_gap", "steps", "prediction_error")
     protocol = SGDMethod
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
-        return {"feldman-blocks": {"n": 6, "dim": 320, "packing": 4},
+        return {"feldman-blocks": {"n": 6, "dim": 320, "packing": 2},
                 "least-squares-sphere": {"n": 6, "dim": 8}}
 
     def evaluate(self, method: SGDMethod, data: Any, context: Context) -> Evaluation:
@@ -322,17 +355,22 @@ class MultipassTask(Task):
         n = data.n
         eta, steps = method.plan(n)
         eta, steps = float(eta), int(steps)
-        if not (math.isfinite(eta) and eta > 0 and steps >= 1):
-            raise ValueError(f"{who}.plan({n}) returned η = {eta}, T = {steps}; expected η > 0 and T ≥ 1")
-        if isinstance(data, FeldmanBlocks):
-            alpha, c = feldman_constants(eta, steps, data.dim, data.block)
-            oracle = FeldmanOracle(data, alpha, c)
-            losses = lambda w: feldman_losses(data, alpha, c, w)  # noqa: E731
+        if not (math.isfinite(eta) and eta > 0 and steps >= 0):
+            raise ValueError(f"{who}.plan({n}) returned η = {eta}, T = {steps}; expected η > 0 and T ≥ 0")
+        if isinstance(data, FeldmanBlocks):  # α and c are the instance's: every method runs on the same function
+            alpha, c = data.alpha, data.floor
+            oracle = FeldmanOracle(data)
+            losses = lambda w: feldman_losses(data, None, None, w)  # noqa: E731
             subgradient: Callable = oracle
         elif isinstance(data, LeastSquares):
             train_min = ball_least_squares_minimum(data.x, data.y)
             losses = lambda w: least_squares_losses(data, w, train_min)  # noqa: E731
-            subgradient = lambda w, i: (data.x[int(i)] @ w - data.y[int(i)]) * data.x[int(i)]  # noqa: E731
+            asked: list[int] = []
+
+            def subgradient(w: np.ndarray, i: int) -> np.ndarray:
+                asked.append(int(i))
+                return (data.x[int(i)] @ w - data.y[int(i)]) * data.x[int(i)]
+
             oracle = None
         else:
             raise TypeError(f"sco.multipass: data of type {type(data).__name__}; expected FeldmanBlocks or LeastSquares")
@@ -343,12 +381,14 @@ class MultipassTask(Task):
         if np.any(path[0]) or np.any(np.linalg.norm(path, axis=1) > 1 + 1e-9):
             raise ValueError(f"{who}.run: iterates must start at 0 and stay in the unit ball")
         population, empirical, gap = losses(path[-1])
+        tail = path[1:] if steps else path  # T = 0 (the trivial answer w0 = 0): every average is w0
         metrics = {
             "excess": population,
-            "excess_suffix": losses(path[max(1, steps - n + 1):].mean(axis=0))[0],
-            "excess_average": losses(path[1:].mean(axis=0))[0],
+            "excess_suffix": losses(tail[max(0, steps - n):].mean(axis=0))[0],
+            "excess_average": losses(tail.mean(axis=0))[0],
             "train_excess": empirical,
             "gen_gap": gap,
+            "steps": float(steps),
         }
         epochs = list(range(0, math.ceil(steps / n) + 1))
         marks = [min(k * n, steps) for k in epochs]
@@ -356,7 +396,13 @@ class MultipassTask(Task):
         theory = None
         if oracle is not None:
             walked = [self._walked(oracle, t) for t in marks]
-            theory = [predicted_excess(eta, alpha, data.dim, data.block, w) for w in walked]
+            theory = [predicted_excess(eta, alpha, c, data.dim, data.block, w) for w in walked]
+            metrics["prediction_error"] = abs(population - theory[-1])
+        else:  # the smooth control has no closed form: replay projected SGD on the indices the method asked for
+            w = np.zeros(data.dim)
+            for i in asked:
+                w = project_ball(w - eta * (data.x[i] @ w - data.y[i]) * data.x[i])
+            metrics["prediction_error"] = abs(population - losses(w)[0])
         curves = {
             "excess": Curve(epochs, [p for p, _, _ in per_epoch], "epoch", "F(w) − F*; dashed: the instance's prediction", theory),
             "train_excess": Curve(epochs, [e for _, e, _ in per_epoch], "epoch", "empirical excess F_S(w) − min F_S",

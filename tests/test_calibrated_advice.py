@@ -11,6 +11,7 @@ from baselines.ski_rental import (
     BinaryPredictorSkiRental,
     BreakEven,
     ConformalSkiRental,
+    QuantileConformalSkiRental,
     RandomizedSkiRental,
     RobustSkiRental,
     conformal_buy_day,
@@ -23,6 +24,7 @@ from components.calibration import (
     IsotonicCalibrator,
     PlattCalibrator,
     balanced_indices,
+    held_out_calibration_error,
     make_calibrator,
     max_calibration_error,
 )
@@ -150,6 +152,23 @@ def test_conformal_interval_covers_at_the_stated_level():
     assert 0.87 <= covered <= 0.93
 
 
+def test_cqr_interval_covers_and_adapts_to_x_where_split_conformal_cannot():
+    """Design B at γ = 8: Z's two modes depend on x. CQR covers at the stated level like split conformal, but its
+    interval excludes the long mode where P(Z > b | x) is small (and the short one where it is large), while the
+    split-conformal interval has one width for every x."""
+    data = ski_bimodal(context(), n_train=4000, n_val=2000, n_test=4000, gamma=8.0)
+    cqr, split = QuantileConformalSkiRental(delta=0.1), ConformalSkiRental(delta=0.1)
+    for method in (cqr, split):
+        method.fit(data.problem, np.random.default_rng(0))
+    (lo, hi), (slo, shi) = cqr.intervals(data.test.x), split.intervals(data.test.x)
+    assert 0.87 <= np.mean((data.test.z >= lo) & (data.test.z <= hi)) <= 0.93
+    one_mode = (hi < B) | (lo > B)  # the interval lies on one side of b
+    assert one_mode.mean() > 0.3
+    assert np.ptp(np.log(shi / slo)) < 1e-9 and np.ptp(np.log(hi / lo)) > 1.0
+    with pytest.raises(ValueError, match="delta = 1.5"):
+        QuantileConformalSkiRental(delta=1.5).fit(data.problem, np.random.default_rng(0))
+
+
 # --------------------------------------------------------------------------- calibrators
 
 
@@ -196,15 +215,49 @@ def test_balanced_indices_balance_the_classes():
 # --------------------------------------------------------------------------- methods on the designs
 
 
-def test_calibrated_algorithm_estimates_alpha_and_beats_break_even_where_p_varies():
+def test_calibrated_algorithm_estimates_alpha_on_held_out_points_and_beats_break_even_where_p_varies():
     data = ski_bimodal(context(), n_train=3000, n_val=1000, n_test=3000, gamma=8.0)
     rng = np.random.default_rng(0)
     method = CalibratedSkiRental(calibrator="histogram", bins=50)
     method.fit(data.problem, rng)
-    assert method.alpha_ < 1e-12  # histogram binning is calibrated on the split it was fitted on
+    # on the split it was fitted on, histogram binning is calibrated by construction: that estimate is 0 ...
+    scores = method.model_.predict_proba(data.problem.val.x)[:, 1]
+    assert max_calibration_error(method.calibrator_.predict(scores), data.problem.val.z > B, 100) < 1e-12
+    # ... the held-out estimate the algorithm runs with is not, and it is what the task scores the bound at
+    assert 0.01 < method.alpha_ < 0.3 and method.error_bound() == method.alpha_
     ratio = ski_cost(method.buy_days(data.test.x, rng), data.test.z, B) / optimum_cost(data.test.z, B)
     even = ski_cost(np.full(data.test.z.size, B), data.test.z, B) / optimum_cost(data.test.z, B)
     assert ratio.mean() < even.mean() - 0.1
+
+
+def test_held_out_calibration_error_sees_what_the_fitted_split_hides():
+    """Scores that carry no information (y independent of s): a 100-bin histogram fitted on the points is calibrated
+    there (α̂ = 0), while on held-out folds its bins are noise around the base rate."""
+    rng = np.random.default_rng(3)
+    scores = rng.random(2000)
+    y = (rng.random(2000) < 0.4).astype(float)
+    fitted = HistogramCalibrator(100).fit(scores, y)
+    assert max_calibration_error(fitted.predict(scores), y, 100) < 1e-12
+    held_out = held_out_calibration_error("histogram", 100, scores, y, folds=5, alpha_bins=10, rng=rng)
+    assert held_out > 0.15  # 20 points a bin: each bin's value is the base rate ± 0.11
+    # a calibrator that cannot overfit (one bin: the base rate) stays near the noise floor, 2.5·√(0.24·10/2000) ≈ 0.09
+    assert held_out_calibration_error("histogram", 1, scores, y, folds=5, alpha_bins=10, rng=rng) < 0.15
+    with pytest.raises(ValueError, match="folds = 1"):
+        held_out_calibration_error("histogram", 10, scores, y, folds=1, rng=rng)
+
+
+def test_theory_bound_is_taken_at_the_alpha_the_method_ran_with():
+    data = ski_bimodal(context(), n_train=1000, n_val=500, n_test=1000, gamma=8.0)
+    fixed = TASK.evaluate(CalibratedSkiRental(alpha=0.2), data, context()).metrics
+    assert fixed["bound_alpha"] == 0.2
+    f_mean_bound = fixed["theory_bound"]
+    # the bound at α = 0.2 is at least 1 + 2·0.2, whatever the test split's α̂ is
+    assert f_mean_bound >= 1.4 and fixed["calibration_error"] != pytest.approx(0.2)
+    estimated = CalibratedSkiRental()
+    metrics = TASK.evaluate(estimated, data, context()).metrics
+    assert metrics["bound_alpha"] == pytest.approx(estimated.alpha_)
+    no_alpha = TASK.evaluate(BreakEven(), data, context()).metrics
+    assert no_alpha["bound_alpha"] == no_alpha["calibration_error"]  # a method without one: the test α̂
 
 
 def test_the_constant_design_has_p_fixed_and_the_calibrated_rule_falls_back_to_break_even():
@@ -228,7 +281,7 @@ def test_smooth_design_probability_matches_phi():
 def test_the_task_scores_every_method_and_curves_only_with_a_predictor():
     data = ski_bimodal(context(), n_train=400, n_val=200, n_test=300)
     for method in (BreakEven(), RandomizedSkiRental(), RobustSkiRental(0.5), BinaryPredictorSkiRental(),
-                   ConformalSkiRental(), CalibratedSkiRental(calibrator="isotonic")):
+                   ConformalSkiRental(), QuantileConformalSkiRental(), CalibratedSkiRental(calibrator="isotonic")):
         result = TASK.evaluate(method, data, context())
         assert set(result.metrics) == set(TASK.metrics)
         assert result.metrics["competitive_ratio"] >= 1.0
@@ -311,7 +364,7 @@ def test_csv_loader_errors_name_the_file_line_and_column(tmp_path):
 
 from itertools import permutations  # noqa: E402
 
-from baselines.scheduling import BinaryScheduler  # noqa: E402
+from baselines.scheduling import BinaryScheduler, ConstantScheduler  # noqa: E402
 from components.scheduling_rule import threshold_plan  # noqa: E402
 from harness.tasks.online.scheduling import TASK as SCHEDULING  # noqa: E402
 from harness.tasks.online.scheduling import (  # noqa: E402
@@ -370,6 +423,7 @@ def test_theorem_4_3_appendix_form_matches_the_note_for_a_binary_predictor():
     theorem = theorem_4_3(p, y, theta, w0, w1)
     assert theorem["L"] == pytest.approx(0.0378) and theorem["M"] == pytest.approx(0.0196)
     assert theorem["N"] == pytest.approx(0.0252)
+    assert theorem["kappa"] == pytest.approx(0.0, abs=1e-12)  # one value on each side of β
     # the §4.2 statement's swapped leading terms would give other values
     assert theorem["L"] != pytest.approx(0.21 * 1.2 * 0.1) and theorem["N"] != pytest.approx(0.21 * 0.2 * 0.9)
     # and the binary predictor meets them with equality (simulated, i.i.d. draws of n = 100)
@@ -429,3 +483,31 @@ def test_scheduling_task_scores_both_schedulers():
         curve = result.curves["lmn_per_pair"]
         assert list(curve.x) == [1, 2, 3] and len(curve.theory) == 3
     assert np.unique(method.probabilities(data.pool.x)).size <= 2  # the binary scheduler's two values
+
+
+def test_kappa_is_the_spread_within_each_side_of_beta():
+    y = np.zeros(8, dtype=int)
+    p = np.array([0.1, 0.1, 0.3, 0.3, 0.6, 0.6, 0.6, 1.0])  # β = 0.222 at θ = 0.1, ω = (1, 2)
+    theorem = theorem_4_3(p, y, 0.1, 1.0, 2.0)
+    above, below = p[p > 0.222], p[p <= 0.222]
+    assert theorem["kappa"] == pytest.approx((6 / 8) ** 2 * above.var() + (2 / 8) ** 2 * below.var())
+    # spreading the values within a side of β raises κ
+    finer = np.array([0.05, 0.15, 0.3, 0.3, 0.5, 0.7, 0.6, 1.0])
+    assert theorem_4_3(finer, y, 0.1, 1.0, 2.0)["kappa"] > theorem["kappa"]
+
+
+def test_constant_scheduler_probes_all_or_none_and_more_bins_give_a_finer_predictor():
+    data = sched_synthetic(context(), n_train=1000, n_val=1000, n_pool=1000, jobs=50, draws=30, theta=0.1)
+    constant = ConstantScheduler()
+    constant.fit(data.problem, np.random.default_rng(0))
+    assert np.unique(constant.probabilities(data.pool.x)).size == 1
+    _, probed = constant.plan(data.pool.x[:50], np.random.default_rng(0))
+    assert probed in (0, 50)
+    coarse, fine = CalibratedScheduler(bins=2), CalibratedScheduler(bins=20)
+    for method in (coarse, fine):
+        method.fit(data.problem, np.random.default_rng(0))
+    assert np.unique(coarse.probabilities(data.pool.x)).size == 2
+    assert np.unique(fine.probabilities(data.pool.x)).size > 10
+    results = {m: SCHEDULING.evaluate(m, data, context()).metrics for m in (constant, coarse, fine)}
+    assert results[constant]["kappa"] == pytest.approx(0.0, abs=1e-12)
+    assert results[fine]["excess_cost_per_job"] < results[constant]["excess_cost_per_job"]

@@ -9,11 +9,14 @@ which it fits and calibrates whatever predictor it uses). It then gets the test 
 buying day per test instance, and, if it has one, its predicted probability f(x) of Z > b. The task scores the days against
 the test durations it alone holds, and the predictor against the outcomes 1{Z > b}: the max calibration error α̂
 (largest |mean f − mean y| over ``calibration_bins`` equal-mass bins of f), the mean squared error η, and the
-paper's bound (Thm 3.1) at those values, 1 + 2α̂ + min{E f + α̂, 2√(η + 3α̂)}. A method without a probability
-predictor is scored on the no-feature predictor f ≡ the training base rate P̂(Z > b) (the predictor a calibrated
-algorithm would have with no features), so that every row has the same columns. Each method with a predictor
-also returns a curve: the mean ratio in each decile of f, beside the mean of the per-prediction bound
-(Thm 3.3) 1 + 2α̂ + min{v + α̂, 2√((v + α̂)(1 − v + α̂))} over the same instances.
+paper's bound (Thm 3.1), 1 + 2α + min{E f + α, 2√(η + 3α)}. The theorem's α is the bound on the calibration
+error the algorithm was run with: a method that has one (Algorithm 1's α, which it estimated before seeing the
+test split) reports it through ``error_bound`` and the bound is evaluated at it (``bound_alpha``); a method
+without one is scored at the test split's α̂. A method without a probability predictor is scored on the
+no-feature predictor f ≡ the training base rate P̂(Z > b) (the predictor a calibrated algorithm would have with
+no features), so that every row has the same columns. Each method with a predictor also returns a curve: the
+mean ratio in each decile of f, beside the mean of the per-prediction bound (Thm 3.3)
+1 + 2α + min{v + α, 2√((v + α)(1 − v + α))} over the same instances, at the same α.
 """
 from __future__ import annotations
 
@@ -66,6 +69,11 @@ class SkiRentalPolicy(Protocol):
 
     def probabilities(self, x: np.ndarray) -> np.ndarray | None:
         """(n,) the method's predicted P(Z > b | x) used by its decisions, or None if it has no such predictor."""
+        ...
+
+    def error_bound(self) -> float | None:
+        """The bound α on its predictor's max calibration error that the method's decisions assume (fixed before
+        the test split), or None if its decisions assume none."""
         ...
 
 
@@ -206,9 +214,9 @@ def ski_csv(context: Context, *, file: str = "citibike.csv", root: str | None = 
 
 class SkiRentalTask(Task):
     name = "online.ski_rental"
-    version = "1"
-    metrics = ("competitive_ratio", "worst_ratio", "calibration_error", "predictor_mse", "theory_bound",
-               "ratio_over_bound")
+    version = "2"
+    metrics = ("competitive_ratio", "worst_ratio", "calibration_error", "bound_alpha", "predictor_mse",
+               "theory_bound", "ratio_over_bound")
     protocol = SkiRentalPolicy
     framework = None
     calibration_bins = 20  # equal-mass bins of f for α̂ on the test split
@@ -239,18 +247,22 @@ class SkiRentalTask(Task):
         else:
             f = np.full(y.shape, float(np.mean(problem.train.z > problem.b)))
         alpha = equal_mass_calibration_error(f, y, self.calibration_bins)
+        assumed = method.error_bound()
+        if assumed is not None and not (math.isfinite(float(assumed)) and float(assumed) >= 0):
+            raise TypeError(f"{who}.error_bound returned {assumed!r}; expected a finite α ≥ 0 or None")
+        used = alpha if assumed is None else float(assumed)
         mse = float(np.mean((f - y) ** 2))
-        bound = global_bound(alpha, float(f.mean()), mse)
+        bound = global_bound(used, float(f.mean()), mse)
         cr = float(ratio.mean())
         metrics = {"competitive_ratio": cr, "worst_ratio": float(ratio.max()), "calibration_error": alpha,
-                   "predictor_mse": mse, "theory_bound": bound, "ratio_over_bound": cr / bound}
+                   "bound_alpha": used, "predictor_mse": mse, "theory_bound": bound, "ratio_over_bound": cr / bound}
         curves = {}
         if own:
             parts = np.array_split(np.argsort(f, kind="stable"), CURVE_DECILES)
             curves["ratio_by_prediction"] = Curve(
                 x=list(range(1, CURVE_DECILES + 1)), y=[float(ratio[p].mean()) for p in parts],
-                x_label="decile of f(X)", y_label="E[ALG/OPT] (theory: Thm 3.3 at the measured α)",
-                theory=[float(per_prediction_bound(f[p], alpha).mean()) for p in parts])
+                x_label="decile of f(X)", y_label="E[ALG/OPT] (theory: Thm 3.3 at the method's α)",
+                theory=[float(per_prediction_bound(f[p], used).mean()) for p in parts])
         return Evaluation(metrics=metrics, curves=curves)
 
 

@@ -166,8 +166,23 @@ def execute_cell(cell: dict[str, Any], on_start: Callable[[], None] | None = Non
     result["peak_mib"] = round(_peak_rss.mib(), 1)
     result["pid"] = os.getpid()
     result["host"] = _host()  # provenance: results from several machines merge by key
+    result.update(_load())  # how busy the machine was: a timing read at a load above its cores is not a benchmark's
     result["visible_gpus"] = os.environ.get("CUDA_VISIBLE_DEVICES")
     return result
+
+
+def _load() -> dict[str, Any]:
+    """The machine's load average over 1, 5 and 15 minutes when the cell ended, and the cores this process may use;
+    nothing where the system has no load average."""
+    try:
+        load = os.getloadavg()
+    except (OSError, AttributeError):
+        return {}
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        cores = os.cpu_count()
+    return {"load_average": [round(value, 2) for value in load], "cores": cores}
 
 
 CELL_STARTED = "started"  # a worker's message that its start-up for the cell is done and the timed part begins

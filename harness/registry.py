@@ -28,6 +28,11 @@ check), ``failure-share`` (the share of failed or degenerate fits in a cell) or
 :class:`harness.tasks.training.TrainingLog`, with ``"tolerance"``: how much the last fifth of the
 budget may still improve it for the training to count as converged).
 
+A method entry may say ``"trivial": true``: it is its task's trivial answer (the majority class, the prior
+mean, always "possible"), which knows nothing of the instance a real method could not also know. A spec lists
+such a method with ``kind: trivial`` (and no other method so); the leaderboard marks every method that does not
+beat it, and ``harness audit`` flags a spec of the task that runs none (``missing-trivial-row``).
+
 ``requires`` names the libraries the family's code imports beyond the harness's own
 dependencies (import names, checked with :func:`importlib.util.find_spec`, never imported) and
 the optional extra of its distribution that installs them: a spec of a family whose libraries
@@ -67,6 +72,7 @@ class Entry:
     task: str | None
     about: str
     origin: str  # the scanned family package ("harness.tasks.graph"), "distribution:entry point", or the HARNESS_PLUGINS target
+    trivial: bool = False  # a method that is its task's trivial answer (``"trivial": true``)
 
 
 @dataclass(frozen=True)
@@ -235,10 +241,19 @@ class Registry:
             raise RegistryError(f"{kind[:-1]} {name!r} from {origin}: expected {{target: 'module:attr', ...}}")
         if kind != "tasks" and not row.get("task"):
             raise RegistryError(f"{kind[:-1]} {name!r} from {origin}: name the task it belongs to ('task': ...)")
-        self._entries[kind][name] = Entry(kind, name, row["target"], row.get("task"), row.get("about", ""), origin)
+        trivial = row.get("trivial", False)
+        if trivial not in (True, False) or (trivial and kind != "methods"):
+            raise RegistryError(f"{kind[:-1]} {name!r} from {origin}: 'trivial' is true or false, and only a method "
+                                f"says it; found {trivial!r}")
+        self._entries[kind][name] = Entry(kind, name, row["target"], row.get("task"), row.get("about", ""), origin,
+                                          trivial)
 
     def names(self, kind: str, task: str | None = None) -> list[str]:
         return sorted(n for n, e in self._entries[kind].items() if task is None or e.task == task)
+
+    def trivial_methods(self, task: str) -> list[str]:
+        """The methods ``task``'s catalogue declares its trivial answers."""
+        return sorted(n for n, e in self._entries["methods"].items() if e.task == task and e.trivial)
 
     def entry(self, kind: str, name: str) -> Entry:
         try:

@@ -492,7 +492,8 @@ class _Recorder:
         }
         if result.get("curves"):  # only tasks that measure series write the field
             row["curves"] = result["curves"]
-        for extra in ("host", "log"):  # the machine that ran the cell; a cluster job's logs, when the job lost it
+        # the machine that ran the cell and how busy it was; a cluster job's logs, when the job lost it
+        for extra in ("host", "load_average", "cores", "log"):
             if result.get(extra):
                 row[extra] = result[extra]
         return row

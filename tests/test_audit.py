@@ -168,6 +168,34 @@ def test_below_trivial(tmp_path):
     assert not found(audit(tmp_path / "2", [PAIR], rows, chance={"easy": {"toy_score": 0.1}}), "below-trivial")
 
 
+def trivial_folder(tmp_path, values: dict[str, list[float]], name="toy"):
+    spec = toy_spec([PAIR])
+    spec["methods"].append({"name": "toy-prior", "id": "prior", "kind": "trivial"})
+    rows = [dict(r, kind="trivial") if r["method"] == "prior" else r
+            for r in rows_of({m: seeds(len(v), toy_score=v) for m, v in values.items()})]
+    folder = tmp_path / name
+    write_folder(folder, spec, rows)
+    (folder / "metrics.json").write_text(json.dumps(METRICS))
+    return folder
+
+
+def test_missing_trivial_row_and_below_a_trivial_row(tmp_path, toy_env):
+    folder = trivial_folder(tmp_path, {"a": VARIED, "b": [0.5] * 6, "prior": [0.55] * 6})
+    findings = audit_board(compute(folder), "toy")
+    (below,) = found(findings, "below-trivial")
+    assert below.method == "b" and "does not beat the trivial answer on 1 of 1 datasets: easy 0.5 (prior 0.55)" \
+        in below.evidence
+    # a trivial row answers the sanity-row rule, and the task's trivial answer is run
+    assert not found(findings, "missing-sanity-row") and not found(findings, "missing-trivial-row")
+    plain = tmp_path / "plain"
+    write_folder(plain, toy_spec([{**PAIR, "says": "a beats b"}]),
+                 rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)}))
+    (plain / "metrics.json").write_text(json.dumps(METRICS))
+    (missing,) = found(audit_board(compute(plain), "toy"), "missing-trivial-row")
+    assert missing.evidence == "task toy.guess declares the trivial answer(s) toy-prior; the spec runs none of them " \
+                               "(kind: trivial)"
+
+
 def test_missing_sanity_row(tmp_path):
     rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
     plain = {**PAIR, "says": "a beats b"}

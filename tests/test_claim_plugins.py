@@ -125,7 +125,7 @@ def rows_with(differences: dict[int, float], dataset: str = "easy") -> list[dict
 def write_folder(folder, spec: dict, rows: list[dict]) -> None:
     folder.mkdir()
     (folder / "spec.yaml").write_text(yaml.safe_dump({"profile": "quick", "spec_hash": "h1", "spec": spec}))
-    lines = [{**r, "key": f"{r['dataset']}{r['method']}{r['seed']}", "kind": "baseline", "split": "test", "error": None,
+    lines = [{"kind": "baseline", **r, "key": f"{r['dataset']}{r['method']}{r['seed']}", "split": "test", "error": None,
               "spec_hash": "h1", "git_commit": "abc", "device": "cpu: test", "task_version": "1",
               "versions": {"python": "3"}, "dataset_params": {}} for r in rows]
     (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))

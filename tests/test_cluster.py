@@ -16,7 +16,8 @@ import pytest
 from conftest import ROOT, TOY_SPEC, harness_cli
 from harness.runs_file import read_runs
 
-RUNTIME_FIELDS = ("wall_s", "peak_mib", "peak_gpu_mib", "finished_at", "host", "versions", "git_commit")
+RUNTIME_FIELDS = ("wall_s", "peak_mib", "peak_gpu_mib", "finished_at", "host", "load_average", "cores", "versions",
+                  "git_commit")
 
 
 def comparable_rows(folder: Path) -> dict[str, dict]:

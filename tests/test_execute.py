@@ -18,6 +18,9 @@ def test_ok_cell_records_metrics_and_provenance(toy_env):
     assert result["status"] == "ok", result
     assert set(result["metrics"]) == {"toy_score", "toy_loss", "runtime_s"}
     assert result["device"].startswith("cpu") and result["peak_mib"] > 0 and result["wall_s"] >= 0
+    # how busy the machine was when the cell ended: a timing read beside it can be judged
+    assert len(result["load_average"]) == 3 and all(v >= 0 for v in result["load_average"])
+    assert isinstance(result["cores"], int) and result["cores"] >= 1
 
 
 def test_exception_and_nan_are_failures_with_their_message(toy_env):

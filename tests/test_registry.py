@@ -254,6 +254,18 @@ def test_the_install_command_names_the_distribution_that_registered_the_family()
         "install harness_test_no_such_module (import names; fam.catalogue:CATALOGUE belongs to no distribution here)")
 
 
+def test_a_method_may_be_its_task_s_trivial_answer_and_only_a_method_says_so():
+    catalogue = {"tasks": {"fam.t": {"target": "m:T"}},
+                 "methods": {"always-yes": {"task": "fam.t", "target": "m:Yes", "trivial": True},
+                             "real": {"task": "fam.t", "target": "m:Real"}}}
+    registry = Registry([("fam", catalogue)])
+    assert registry.trivial_methods("fam.t") == ["always-yes"] and not registry.entry("methods", "real").trivial
+    with pytest.raises(RegistryError, match="'trivial' is true or false, and only a method says it; found 'yes'"):
+        Registry([("fam", {**catalogue, "methods": {"m": {"task": "fam.t", "target": "m:M", "trivial": "yes"}}})])
+    with pytest.raises(RegistryError, match="dataset 'd' from fam: 'trivial'"):
+        Registry([("fam", {**catalogue, "datasets": {"d": {"task": "fam.t", "target": "m:d", "trivial": True}}})])
+
+
 def test_a_requires_row_of_the_wrong_shape_is_refused():
     with pytest.raises(RegistryError, match=r"catalogue from fam: 'requires' must be \{'extra'"):
         Registry([("fam", {"requires": {"extra": "x", "module": ["y"]}})])

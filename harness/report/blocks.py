@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 AT_CHANCE = "at chance"
+BELOW_TRIVIAL = "(≤ trivial)"  # after a method: its mean does not beat the best trivial row of its dataset
 PAGE_LIMIT = 48  # datasets the page shows table by table (the figure's PANEL_LIMIT); beyond, a summary and the CSV
 VERDICT_CLASS = {"reproduced": "reproduced", "not reproduced": "not-reproduced", "inconclusive": "inconclusive",
                  "holds": "reproduced", "fails": "not-reproduced", "unchecked": "inconclusive"}  # a check's as a claim's

@@ -4,7 +4,9 @@ chance, the mean win rate, the datasets without spread; :class:`Board` holds all
 
 A dataset where no method's primary metric varies across seeds is flagged: the seed does not change its instance,
 so it has no interval. A dataset where every method's interval of the primary metric contains the task's chance
-level is not ranked and is left out of the win rate: there is nothing to rank there but noise.
+level is not ranked and is left out of the win rate: there is nothing to rank there but noise. Where the spec runs
+its task's trivial answer (a method of ``kind: trivial``), every other method whose mean of the primary metric does
+not beat the best trivial row of its dataset (and device class) is marked: it learned nothing a constant could not.
 """
 from __future__ import annotations
 
@@ -17,12 +19,14 @@ from harness.report.cells import NO_DEVICE, Cell, Row, row_label
 from harness.stats import mean_and_half_width
 
 __all__ = ["FORMATS", "TIED", "NO_DEVICE", "NoResults", "Cell", "Row", "row_label", "row_class", "summarise",
-           "build_rows", "by_device_class", "at_chance", "win_rates", "zero_variance", "Board", "current_tuning"]
+           "build_rows", "by_device_class", "at_chance", "win_rates", "zero_variance", "below_trivial", "Board",
+           "current_tuning"]
 
 FORMATS = ("md", "csv", "html")
 
 
 TIED = "≈"  # after a rank: the method's interval overlaps the best method's
+TRIVIAL = "trivial"  # the kind of a row that is its task's trivial answer
 
 
 class NoResults(FileNotFoundError):
@@ -128,6 +132,27 @@ def zero_variance(tables: dict[str, list[Row]], primary: str) -> list[str]:
     return flagged
 
 
+def below_trivial(tables: dict[str, list[Row]], primary: str, metric: Metric) -> dict[str, list[tuple[Row, list[Row]]]]:
+    """Dataset → for each device class with a trivial row there: (the best trivial row on ``primary``, the other rows
+    whose mean does not beat it). Datasets without a trivial row are left out."""
+    def beats(cell: Cell, level: float) -> bool:
+        return cell.mean > level if metric.goal == "max" else cell.mean < level
+
+    found: dict[str, list[tuple[Row, list[Row]]]] = {}
+    for dataset, table in tables.items():
+        for group in by_device_class(table):
+            trivial = [row for row in group if row.kind == TRIVIAL and primary in row.metrics]
+            if not trivial:
+                continue
+            pick = max if metric.goal == "max" else min
+            best = pick(trivial, key=lambda row: row.metrics[primary].mean)
+            level = best.metrics[primary].mean
+            found.setdefault(dataset, []).append(
+                (best, [row for row in group if row.kind != TRIVIAL and primary in row.metrics
+                        and not beats(row.metrics[primary], level)]))
+    return found
+
+
 class Board:
     """Everything a leaderboard shows, computed from one results folder.
 
@@ -185,6 +210,14 @@ class Board:
     @cached_property
     def zero_variance(self) -> list[str]:
         return self.columns.zero_variance(self.primary)
+
+    @cached_property
+    def below_trivial(self) -> dict[str, list[tuple[Row, list[Row]]]]:
+        """Per dataset with a trivial row: the best trivial row and the methods that do not beat it
+        (:func:`below_trivial`); empty when the spec runs no trivial answer."""
+        if TRIVIAL not in self.columns.kinds:
+            return {}
+        return below_trivial(self.tables, self.primary, self.metrics[self.primary])
 
 
 def current_tuning(meta: dict[str, Any], rows: list[dict], entries: list[dict[str, Any]]) -> list[dict[str, Any]]:

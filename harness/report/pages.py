@@ -10,7 +10,7 @@ from typing import Any
 from harness.audit.page import audit_blocks
 from harness.claims import page_blocks as claim_page_blocks
 from harness.metrics import Metric
-from harness.report.blocks import AT_CHANCE, PAGE_LIMIT, Table
+from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_LIMIT, Table
 from harness.report.board import TIED, Board, Cell, Row
 from harness.report.curves import curve_blocks
 from harness.report.figures import ranks_by_label
@@ -74,6 +74,9 @@ def _header_lines(board: Board) -> list[str]:
                      f"dataset below); “{AT_CHANCE}” marks a value whose 95% interval "
                      f"contains it (or, without an interval, whose mean is it); a dataset where every method is at "
                      f"chance on {primary} is not ranked and is left out of the mean win rate")
+    if board.below_trivial:
+        lines.append(f"trivial rows (kind trivial): the task's trivial answer, run like any method; “{BELOW_TRIVIAL}” "
+                     f"after a method: its mean {primary} does not beat the best trivial row of its dataset")
     lines += [
         f"hardware: {'; '.join(devices) or 'none recorded'}",
         f"commit: {', '.join(commits) or 'unknown'}; " + ", ".join(f"{k} {v}" for k, v in versions.items()),
@@ -185,13 +188,23 @@ def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
     extra = [m for m in report if m not in main]
     rows = []
     apart = any(row.device_class for row in table)  # then each device class is ranked on its own
+    trivial = board.below_trivial.get(dataset, [])
+    below = {id(row) for _, rows_below in trivial for row in rows_below}
     for row in table:
         rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
-        rows.append([rank, row.method, *([row.device_class] if apart else []), row.kind,
+        method = f"{row.method} {BELOW_TRIVIAL}" if id(row) in below else row.method
+        rows.append([rank, method, *([row.device_class] if apart else []), row.kind,
                      *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
                      str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
     blocks.append(("table", Table(["rank", "method", *(["device class"] if apart else []), "kind", *map(column, main),
                                    "seeds ok", "failed", "skipped"], rows)))
+    for best, rows_below in trivial:
+        level = _unit(metrics[primary], float(f"{best.metrics[primary].mean:.4g}"))
+        where = f" on {best.device_class}" if best.device_class else ""
+        blocks.append(("p", f"**Below the trivial answer{where}:** "
+                            + (f"{', '.join(row.method for row in rows_below)} "
+                               f"{'does' if len(rows_below) == 1 else 'do'} not beat {best.method} ({primary} {level})."
+                               if rows_below else f"every method beats {best.method} ({primary} {level}).")))
     if apart:
         blocks.append(("p", "Each device class is ranked on its own: its timings and its cells are never pooled "
                             "with another class's."))

@@ -111,6 +111,12 @@ def _entry_problems(section: str, i: int, entry: dict, task_name: str, registry,
         others = registry.names(section, task_name)
         report((section, i, "name"), f"{section[:-1]} {name!r} belongs to task {reg_entry.task!r}, not {task_name!r}; {section} of this task: {', '.join(others)}")
         return
+    if section == "methods" and (entry.get("kind") == "trivial") != reg_entry.trivial:
+        trivial = registry.trivial_methods(task_name)
+        report((section, i, "kind"), f"{name!r} is its task's trivial answer: list it with kind: trivial"
+               if reg_entry.trivial else
+               f"kind: trivial is for a method the task's catalogue declares its trivial answer, and {name!r} is "
+               f"not one; trivial methods of {task_name!r}: {', '.join(trivial) or 'none'}")
     try:
         allowed = registry.parameters(section, name)
     except Exception as exc:  # an import error in a plugin is the spec author's to see

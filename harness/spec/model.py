@@ -28,7 +28,7 @@ class DatasetEntry:
 class MethodEntry:
     id: str
     name: str
-    kind: str  # "implementation" or "baseline"
+    kind: str  # "implementation", "baseline" or "trivial" (the task's trivial answer)
     params: dict[str, Any] = field(default_factory=dict)
     search: dict[str, dict[str, Any]] = field(default_factory=dict)
 

@@ -35,7 +35,8 @@ CATALOGUE = {
     } | {  # methods whose module sleeps HARNESS_TOY_IMPORT_S (3) seconds when imported
         name: {"task": "toy.guess", "target": f"toy_slow_import:{cls}", "about": name}
         for name, cls in [("toy-slow-import", "Constant"), ("toy-slow-import-sleep", "Sleep")]
-    },
+    } | {"toy-prior": {"task": "toy.guess", "target": "toy_plugin:Constant", "trivial": True,
+                       "about": "the prior's guess, 0.5 whatever the hint (the task's trivial answer)"}},
 }
 
 

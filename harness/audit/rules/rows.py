@@ -13,34 +13,60 @@ def _beats(value: float, level: float, goal: str) -> bool:
 
 class BelowTrivial(Rule):
     name = "below-trivial"
-    about = ("A method whose mean does not beat the trivial answer (the chance level the task declares for the "
-             "metric) on a dataset learned nothing there; a comparison it is an arm of compares noise.")
+    about = ("A method whose mean does not beat the trivial answer on a dataset (the chance level the task declares "
+             "for the metric, or the best trivial row the spec runs, `kind: trivial`) learned nothing there; a "
+             "comparison it is an arm of compares noise.")
 
     def findings(self, folder: Folder):
         primary = folder.spec["metrics"]["primary"]
         goal = folder.metrics[primary].goal
         chance = folder.board.chance
-        if not any(primary in levels for levels in chance.values()):
-            return
         below: dict[str, list[str]] = {}
-        datasets: dict[str, int] = {}
-        for (dataset, method), mean in folder.ok_means(primary).items():
-            level = chance.get(dataset, {}).get(primary)
-            if level is None:
-                continue
-            datasets[method] = datasets.get(method, 0) + 1
-            if not _beats(mean, level, goal):
-                below.setdefault(method, []).append(f"{dataset} {mean:.4g} (chance {level:.4g})")
+        datasets: dict[str, set[str]] = {}
+        if any(primary in levels for levels in chance.values()):
+            for (dataset, method), mean in folder.ok_means(primary).items():
+                level = chance.get(dataset, {}).get(primary)
+                if level is None:
+                    continue
+                datasets.setdefault(method, set()).add(dataset)
+                if not _beats(mean, level, goal):
+                    below.setdefault(method, []).append(f"{dataset} {mean:.4g} (chance {level:.4g})")
+        for dataset, groups in folder.board.below_trivial.items():
+            for best, rows in groups:
+                level = best.metrics[primary].mean
+                for row in folder.board.tables[dataset]:
+                    if row.kind != "trivial" and primary in row.metrics:
+                        datasets.setdefault(row.method, set()).add(dataset)
+                for row in rows:
+                    below.setdefault(row.method, []).append(
+                        f"{dataset} {row.metrics[primary].mean:.4g} ({best.method} {level:.4g})")
         for method, where in below.items():
-            yield self.finding(folder, f"its mean {primary} does not beat chance on {len(where)} of "
-                                       f"{datasets[method]} datasets: {'; '.join(where[:5])}"
+            yield self.finding(folder, f"its mean {primary} does not beat the trivial answer on {len(where)} of "
+                                       f"{len(datasets[method])} datasets: {'; '.join(where[:5])}"
                                        f"{'; …' if len(where) > 5 else ''}", method=method)
+
+
+class MissingTrivialRow(Rule):
+    name = "missing-trivial-row"
+    about = ("The task declares a trivial answer (a method its catalogue marks trivial) and the spec runs none as a "
+             "row (`kind: trivial`): the page cannot show whether a method beats a constant.")
+
+    def findings(self, folder: Folder):
+        from harness.registry import default_registry
+
+        if any(m.get("kind") == "trivial" for m in folder.spec.get("methods", [])):
+            return
+        declared = default_registry().trivial_methods(folder.spec["task"])
+        if declared:
+            yield self.finding(folder, f"task {folder.spec['task']} declares the trivial answer(s) "
+                                       f"{', '.join(declared)}; the spec runs none of them (kind: trivial)")
 
 
 class MissingSanityRow(Rule):
     name = "missing-sanity-row"
-    about = ("A spec with claims shows a trivial or reference method as a row and says what it should do (a claim "
-             "whose statement begins 'Sanity row:'), or its task declares the chance level of the primary metric; "
+    about = ("A spec with claims runs its task's trivial answer as a row (`kind: trivial`), or shows a reference "
+             "method as a row and says what it should do (a claim whose statement begins 'Sanity row:'), or its "
+             "task declares the chance level of the primary metric; "
              "otherwise nothing on the page shows the comparison is not between two failures.")
 
     def findings(self, folder: Folder):
@@ -48,6 +74,8 @@ class MissingSanityRow(Rule):
         if not claims:
             return
         if any(c.get("says", "").lower().startswith("sanity") for c in claims):
+            return
+        if any(m.get("kind") == "trivial" for m in folder.spec.get("methods", [])):
             return
         primary = folder.spec["metrics"]["primary"]
         if any(primary in levels for levels in folder.board.chance.values()):
@@ -108,4 +136,4 @@ class SingularFits(Rule):
                                            f"{'; '.join(where[:5])}{'; …' if len(where) > 5 else ''}", method=method)
 
 
-RULES = [BelowTrivial(), MissingSanityRow(), UnequalBudget(), SingularFits()]
+RULES = [BelowTrivial(), MissingTrivialRow(), MissingSanityRow(), UnequalBudget(), SingularFits()]

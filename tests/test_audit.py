@@ -432,3 +432,18 @@ def test_the_page_has_an_audit_section_and_each_claim_its_findings(tmp_path):
     write_leaderboard(tmp_path / "clean")
     assert "## Audit\n\n`harness audit`'s methodology lint" in (tmp_path / "clean" / "leaderboard.md").read_text()
     assert "It finds none." in (tmp_path / "clean" / "leaderboard.md").read_text()
+
+
+def test_a_spec_whose_claims_read_a_metric_its_folder_never_recorded_is_bad_input(tmp_path, toy_env, write_spec,
+                                                                                   capsys):
+    from conftest import TOY_SPEC
+
+    out = tmp_path / "out"
+    out.mkdir()
+    write_folder(out / "toy", toy_spec([PAIR]), rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)}))
+    (out / "toy" / "metrics.json").write_text(json.dumps(METRICS))
+    spec = write_spec(TOY_SPEC.replace("than: toy-constant, metric: toy_score", "than: toy-constant, metric: toy_loss"))
+    assert main(["audit", str(spec), "--out", str(out), "--profile", "quick"]) == 2
+    err = capsys.readouterr().err
+    assert "its claims read toy_loss, which" in err and "has never recorded; run `harness run" in err
+    assert "Traceback" not in err

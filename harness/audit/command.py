@@ -59,6 +59,11 @@ def board_of(folder: Path, spec=None):
         board.meta["spec"]["audit"] = spec.resolved.get("audit", {})
         order = list(board.dataset_entries)
         goals = {name: metric.goal for name, metric in board.metrics.items()}
+        unknown = sorted({m for c in board.spec["claims"] for m in (c["metric"], (c.get("precondition") or {}).get(
+            "metric")) if m} - set(goals))
+        if unknown:  # the spec's claims are newer than the folder's runs
+            raise AuditUsage(f"{spec.path}: its claims read {', '.join(unknown)}, which {folder} has never recorded; "
+                             f"run `harness run {spec.path} --profile {spec.profile}` first")
         board.verdicts[:] = [check_claim(c, board.rows, goals[c["metric"]], order, goals)
                              for c in board.spec["claims"]]
     return board

@@ -21,7 +21,8 @@ def test_spec_validates_in_every_profile(path):
     for profile in PROFILES:
         spec = load_spec(path, profile)
         assert spec.claims, "every paper's spec states its claims"
-        assert {m.kind for m in spec.methods} == {"implementation", "baseline"}
+        kinds = {m.kind for m in spec.methods}  # a trivial row (kind: trivial) is optional
+        assert {"implementation", "baseline"} <= kinds <= {"implementation", "baseline", "trivial"}
 
 
 def test_validate_never_imports_torch():

@@ -1,34 +1,91 @@
 """What the paper's designs are compared against: fixed uniform dosages, random dosages, and a regular two-level
-fractional factorial of resolution ≥ V (the classical design; for k = 1 and k = 2 it is orthogonal)."""
+fractional factorial of resolution ≥ max(V, 2k + 1) (the classical design: orthogonal for the k-way model when the
+round is a whole number of its replicates)."""
 from __future__ import annotations
 
 import itertools
+from functools import lru_cache
 
 import numpy as np
 
 from harness.tasks.design.factorial import DesignProblem
 
-# Generators of the fractions: each added factor is the product of the named base factors (0 = A, 1 = B, …).
-# 2^{5−1}_V: E = ABCD; 2^{6−1}_VI: F = ABCDE; 2^{7−1}_VII: G = ABCDEF; 2^{8−2}_V: G = ABCD, H = ABEF.
-GENERATORS = {
-    5: (4, [(0, 1, 2, 3)]),
-    6: (5, [(0, 1, 2, 3, 4)]),
-    7: (6, [(0, 1, 2, 3, 4, 5)]),
-    8: (6, [(0, 1, 2, 3), (0, 1, 4, 5)]),
-}
+SEARCH_NODES = 200_000  # the generator search's budget per number of base factors before it tries one more
 
 
-def fraction(p: int) -> np.ndarray:
-    """The runs (2^base, p) in ±1: the full factorial for p ≤ 4, else the resolution ≥ V fraction of GENERATORS."""
-    if p <= 4:
-        return np.array(list(itertools.product((-1.0, 1.0), repeat=p)))
-    if p not in GENERATORS:
-        raise ValueError(f"fractional-factorial: no resolution-V fraction is tabulated for p = {p}; "
-                         f"expected p ≤ 4 or one of {sorted(GENERATORS)}")
-    base, words = GENERATORS[p]
-    full = np.array(list(itertools.product((-1.0, 1.0), repeat=base)))
-    added = [full[:, list(word)].prod(axis=1) for word in words]
-    return np.column_stack([full, *added])
+def _letters(word: int) -> str:
+    return "".join(chr(ord("A") + i) for i in range(word.bit_length()) if word >> i & 1)
+
+
+@lru_cache(maxsize=None)
+def generators(p: int, resolution: int) -> tuple[int, tuple[int, ...]]:
+    """The base b and the p − b added columns of the smallest regular 2^{p−(p−b)} fraction of resolution ≥
+    ``resolution`` this search finds, each added column a generator word over the b base factors (bit i = factor i).
+
+    A regular fraction is p columns c_1 … c_p of F_2^b (its runs u ∈ F_2^b, x_i = (−1)^{u·c_i}); the base factors are
+    the unit vectors and an added factor of word w has the defining word w + itself, of length |w| + 1. The
+    resolution is the shortest defining word, i.e. the fewest columns that sum to 0; it is ≥ R when no R − 1 or
+    fewer columns do, so an added column must have weight ≥ R − 1 and differ from every sum of ≤ R − 2 columns
+    chosen before it. For each b from the smallest that can hold p distinct columns, a depth-first search takes
+    candidate words by weight, then by their factors (ABCD before ABCE), and returns the first complete set; b = p
+    is the full factorial."""
+    if p < 1 or resolution < 1:
+        raise ValueError(f"fractional-factorial: p = {p}, resolution = {resolution}; expected positive integers")
+    base = max(1, (p).bit_length())  # 2^b − 1 ≥ p distinct nonzero columns
+    while base < p:
+        found = _search(p, base, resolution)
+        if found is not None:
+            return base, found
+        base += 1
+    return p, ()
+
+
+def _search(p: int, base: int, resolution: int) -> tuple[int, ...] | None:
+    need = p - base
+    candidates = sorted((w for w in range(1, 1 << base) if bin(w).count("1") >= resolution - 1),
+                        key=lambda w: (bin(w).count("1"), [i for i in range(base) if w >> i & 1]))
+    depth = resolution - 2  # an added column must differ from every sum of ≤ depth chosen columns
+
+    def sums(columns: list[int]) -> set[int]:
+        out = {0}
+        for size in range(1, depth + 1):
+            for subset in itertools.combinations(columns, size):
+                acc = 0
+                for c in subset:
+                    acc ^= c
+                out.add(acc)
+        return out
+
+    nodes = 0
+
+    def extend(chosen: list[int], start: int) -> list[int] | None:
+        nonlocal nodes
+        if len(chosen) == base + need:
+            return chosen
+        forbidden = sums(chosen)
+        for j in range(start, len(candidates)):
+            nodes += 1
+            if nodes > SEARCH_NODES:
+                return None
+            w = candidates[j]
+            if w not in forbidden:
+                found = extend(chosen + [w], j + 1)
+                if found is not None:
+                    return found
+        return None
+
+    found = extend([1 << i for i in range(base)], 0)
+    return None if found is None else tuple(found[base:])
+
+
+def fraction(p: int, k: int = 1, resolution: int | None = None) -> np.ndarray:
+    """The runs (2^b, p) in ±1 of the fraction ``generators`` finds for resolution max(V, 2k + 1) (or the one
+    given): every parity of order ≤ k is orthogonal to every other over its runs when the resolution is ≥ 2k + 1."""
+    resolution = max(5, 2 * k + 1) if resolution is None else resolution
+    base, words = generators(p, resolution)
+    full = np.array(list(itertools.product((-1.0, 1.0), repeat=base)))[:, ::-1]  # column i: factor i
+    added = [full[:, [i for i in range(base) if w >> i & 1]].prod(axis=1) for w in words]
+    return np.column_stack([full, *added]) if added else full
 
 
 class UniformDosage:
@@ -66,11 +123,18 @@ class RandomDosage:
 
 
 class FractionalFactorial:
-    """The fraction's runs, repeated to fill the round's n units (n must be a multiple of the run count)."""
+    """The fraction's runs (resolution max(V, 2k + 1), or ``resolution``), repeated to fill the round's n units; when
+    n is not a multiple of the run count, the units left over get runs drawn without replacement from one more
+    replicate (the method's stream, each round), and the round is no longer orthogonal; with fewer units than
+    runs, every unit's run is so drawn."""
+
+    def __init__(self, resolution: int | None = None):
+        self.resolution = resolution
 
     def design(self, problem: DesignProblem, past: np.ndarray) -> np.ndarray:
-        runs = fraction(problem.p)
-        if problem.units % len(runs):
-            raise ValueError(f"fractional-factorial: {problem.units} units per round is not a multiple of the "
-                             f"{len(runs)} runs of the fraction for p = {problem.p}")
-        return np.tile(runs, (problem.units // len(runs), 1))
+        runs = fraction(problem.p, problem.k, self.resolution)
+        whole, left = divmod(problem.units, len(runs))
+        blocks = [np.tile(runs, (whole, 1))]
+        if left:
+            blocks.append(runs[problem.rng.choice(len(runs), size=left, replace=False)])
+        return np.concatenate(blocks)

@@ -1,5 +1,6 @@
-"""design.factorial: Σ(d) and its gradient, the estimator's exact risk, the fractions' orthogonality, the active
-rule's objectives, the loader's errors, and one cell end to end."""
+"""design.factorial: Σ(d) and its gradient, the two estimators (the paper's truncated OLS and OLS) with their exact
+risks, the general fraction's construction and orthogonality, the active rule's objectives, the loader's errors, the
+chance level, and cells end to end."""
 from __future__ import annotations
 
 import itertools
@@ -8,7 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from baselines.factorial_design import FractionalFactorial, PerturbedDosage, RandomDosage, UniformDosage, fraction
+from baselines.factorial_design import (FractionalFactorial, PerturbedDosage, RandomDosage, UniformDosage, fraction,
+                                        generators)
 from harness.tasks.base import Context, DataError
 from harness.tasks.design.factorial import (
     TASK,
@@ -22,6 +24,7 @@ from harness.tasks.design.factorial import (
     floor_risk,
     interaction_sets,
     theory_risk,
+    truncated_fit,
 )
 from harness.tasks.evaluation import Evaluation
 from implementations.factorial_design import (ActiveLambdaMin, ActiveTrace, HalfDosage, SupplyUniform, lambda_min_objective,
@@ -119,24 +122,63 @@ def test_optimiser_stays_at_half_where_half_is_the_optimum():
     assert np.allclose(d, 0.5, atol=1e-6)
 
 
-@pytest.mark.parametrize("p, k", [(3, 2), (4, 2), (5, 2), (6, 2), (7, 2), (8, 2), (5, 1), (8, 1)])
-def test_resolution_v_fractions_are_orthogonal_up_to_two_way_interactions(p, k):
-    runs = fraction(p)
+@pytest.mark.parametrize("p, k", [(3, 2), (4, 2), (5, 2), (6, 2), (7, 2), (8, 2), (5, 1), (8, 1), (10, 2), (11, 2),
+                                  (12, 2), (9, 1), (6, 3), (7, 3)])
+def test_fractions_are_orthogonal_up_to_k_way_interactions(p, k):
+    runs = fraction(p, k)
     phi = features(runs, interaction_sets(p, k))
     assert np.array_equal(phi.T @ phi, len(runs) * np.eye(phi.shape[1]))
-    assert {5: 16, 8: 64}.get(p, len(runs)) == len(runs)
+    assert len({tuple(r) for r in runs}) == len(runs)  # distinct runs: a fraction, not repeats
+
+
+@pytest.mark.parametrize("p, resolution, runs", [(5, 5, 16), (6, 5, 32), (8, 5, 64), (9, 5, 128), (10, 5, 128),
+                                                 (11, 5, 128), (12, 5, 256), (7, 7, 64), (7, 3, 8), (4, 5, 16)])
+def test_the_search_finds_the_smallest_regular_fraction_of_the_resolution(p, resolution, runs):
+    """The run counts of the minimum regular fractions (resolution V: 5 factors in 16 runs, 11 in 128; VII: 7 in
+    64; III: 7 in 8)."""
+    base, words = generators(p, resolution)
+    assert 2 ** base == runs and len(words) == p - base
+    assert all(bin(w).count("1") >= resolution - 1 for w in words)
+
+
+def test_the_search_gives_the_papers_fractions():
+    """2^{5−1}_V with E = ABCD and 2^{8−2}_V with G = ABCD, H = ABEF, the paper note's fractions."""
+    assert generators(5, 5) == (4, (0b1111,))
+    assert generators(8, 5) == (6, (0b001111, 0b110011))
+    runs = fraction(5, 1)
+    assert np.array_equal(runs[:, 4], runs[:, :4].prod(axis=1))
+
+
+def test_resolution_is_the_shortest_defining_word():
+    """Resolution III for p = 7 in 8 runs: main effects orthogonal, two-way interactions aliased with them."""
+    runs = fraction(7, 1, resolution=3)
+    assert len(runs) == 8
+    main = features(runs, interaction_sets(7, 1))
+    assert np.array_equal(main.T @ main, 8 * np.eye(8))
+    assert np.linalg.matrix_rank(features(runs, interaction_sets(7, 2))) < len(interaction_sets(7, 2))
 
 
 def test_a_fraction_is_not_resolution_v_for_three_way_interactions():
-    phi = features(fraction(5), interaction_sets(5, 3))  # E = ABCD aliases every two-way with a three-way
+    phi = features(fraction(5, 1), interaction_sets(5, 3))  # E = ABCD aliases every two-way with a three-way
     assert np.linalg.matrix_rank(phi) < phi.shape[1]
 
 
-def test_fraction_refuses_an_untabulated_p_and_a_round_it_cannot_fill():
-    with pytest.raises(ValueError, match="no resolution-V fraction is tabulated for p = 9"):
-        fraction(9)
-    with pytest.raises(ValueError, match="not a multiple of the 16 runs"):
-        FractionalFactorial().design(DesignProblem(5, 1, 20, 1, interaction_sets(5, 1)), np.zeros((0, 5)))
+def test_fraction_fills_a_round_it_cannot_tile_from_one_more_replicate():
+    """200 units of the 128-run 2^{10−3}_V: one replicate and 72 distinct runs of another, drawn from the method's
+    stream; the round is no longer orthogonal. Fewer units than runs: a subset of the runs."""
+    sets = interaction_sets(10, 2)
+    problem = DesignProblem(10, 2, 200, 1, sets, rng=np.random.default_rng(0))
+    x = FractionalFactorial().design(problem, np.zeros((0, 10)))
+    runs = fraction(10, 2)
+    assert x.shape == (200, 10) and np.array_equal(x[:128], runs)
+    assert len({tuple(r) for r in x[128:]}) == 72 and {tuple(r) for r in x[128:]} <= {tuple(r) for r in runs}
+    phi = features(x, sets)
+    assert not np.allclose(phi.T @ phi, 200 * np.eye(len(sets)))
+    again = FractionalFactorial().design(problem, np.zeros((0, 10)))
+    assert not np.array_equal(again[128:], x[128:])  # drawn afresh each round
+    small = FractionalFactorial().design(DesignProblem(5, 1, 10, 1, interaction_sets(5, 1),
+                                                       rng=np.random.default_rng(1)), np.zeros((0, 5)))
+    assert small.shape == (10, 5) and len({tuple(r) for r in small}) == 10
 
 
 def test_fit_is_ordinary_least_squares_with_its_exact_risk():
@@ -208,6 +250,7 @@ def test_combinations_draws_units_from_dosages_and_checks_what_a_design_returns(
     ({"p": 0}, "p = 0"), ({"k": 4, "p": 3}, "k = 4 > p = 3"), ({"units": 2, "rounds": 2}, "units × rounds = 4 < K = 6"),
     ({"sigma": 0.0}, "sigma = 0.0"), ({"fallback": "pinv"}, "fallback = 'pinv'"), ({"trials": 1.5}, "trials = 1.5"),
     ({"p": 40, "k": 3}, "p = 40, k = 3 give K = 10701"), ({"ridge": -1.0}, "ridge = -1.0"), ({"scale": 0}, "scale = 0"),
+    ({"bound": 0.0}, "bound = 0.0"),
 ])
 def test_loader_rejects_bad_parameters_naming_them(params, word):
     with pytest.raises(DataError, match=f"boolean-interactions: {word}"):
@@ -232,10 +275,87 @@ def test_evaluate_scores_the_fraction_at_the_floor_and_returns_error_curves():
     assert out.metrics["risk_over_floor"] == pytest.approx(1.0)
     assert out.metrics["final_risk"] == pytest.approx(floor_risk(5.0, 6, 48))
     assert out.metrics["singular_rounds"] == 0.0
-    assert list(out.curves["risk"].y) == pytest.approx([floor_risk(5.0, 6, 16 * r) for r in (1, 2, 3)])
-    assert list(out.curves["error"].theory) == pytest.approx(list(out.curves["risk"].y))
+    assert out.metrics["risk_over_floor_min"] == pytest.approx(1.0)
+    assert list(out.curves["risk_ols"].y) == pytest.approx([floor_risk(5.0, 6, 16 * r) for r in (1, 2, 3)])
+    assert list(out.curves["error_ols"].theory) == pytest.approx(list(out.curves["risk_ols"].y))
+    # truncated OLS with B² = K = 6: round 1's tr G⁻¹ = 6/16 > B²/σ² = 0.24 returns 0 (risk ‖β‖²); rounds 2, 3 fit
+    norms = float(np.mean(np.sum(data.betas ** 2, axis=1)))
+    assert list(out.curves["risk"].y) == pytest.approx([norms, floor_risk(5.0, 6, 32), floor_risk(5.0, 6, 48)])
+    assert list(out.curves["error"].y)[0] == pytest.approx(norms)
+    assert out.metrics["truncated_rounds"] == pytest.approx(1 / 3)
+    assert list(out.curves["risk"].theory) == pytest.approx([6.0, floor_risk(5.0, 6, 32), floor_risk(5.0, 6, 48)])
     assert out.metrics["error_area"] == pytest.approx(sum(out.curves["error"].y))
     assert out.metrics["final_error"] == pytest.approx(out.curves["error"].y[-1])
+    assert out.metrics["error_area_ols"] == pytest.approx(sum(out.curves["error_ols"].y))
+    assert out.metrics["final_error"] == pytest.approx(out.metrics["final_error_ols"])  # the last round fits
+
+
+def test_truncated_fit_is_ols_below_the_threshold_and_zero_above_it():
+    """The paper's §4.1 rule: β̂ = G⁻¹Xᵀy where Σ 1/λ_i(G) ≤ B²/σ², else 0; the threshold read on both sides."""
+    rng = np.random.default_rng(8)
+    sets = interaction_sets(4, 1)
+    phi = features(np.where(rng.random((20, 4)) < 0.5, 1.0, -1.0), sets)
+    gram = phi.T @ phi
+    beta = rng.uniform(-1, 1, len(sets))
+    y = phi @ beta + 2.0 * rng.standard_normal(20)
+    trace = float(np.trace(np.linalg.inv(gram)))
+    at = 2.0 * math.sqrt(trace)  # B with B²/σ² = tr G⁻¹ exactly (σ = 2)
+    estimate, risk, zero = truncated_fit(gram, phi.T @ y, beta, 2.0, at * (1 + 1e-9))
+    assert not zero and np.allclose(estimate, np.linalg.lstsq(phi, y, rcond=None)[0])
+    assert risk == pytest.approx(4.0 * trace)
+    estimate, risk, zero = truncated_fit(gram, phi.T @ y, beta, 2.0, at * (1 - 1e-9))
+    assert zero and not estimate.any() and risk == pytest.approx(float(beta @ beta))
+    singular = features(np.ones((6, 4)), sets)  # every unit the same combination: rank 1
+    estimate, risk, zero = truncated_fit(singular.T @ singular, singular.T @ np.ones(6), beta, 1.0, 1e6)
+    assert zero and not estimate.any()
+
+
+def test_truncated_fit_risk_lies_within_lemma_4_1_and_is_the_monte_carlo_mean():
+    """Lemma 4.1: min{σ² Σ 1/λ_i, ‖β‖²} ≤ E_ε‖β̂ − β‖² ≤ min{σ² Σ 1/λ_i, B²} for ‖β‖ ≤ B, on designs that fall on
+    either side of the threshold; and the risk the task records is the mean error over noise draws."""
+    rng = np.random.default_rng(9)
+    sets = interaction_sets(5, 1)
+    sides = set()
+    for units in (7, 8, 10, 14, 20, 40):
+        phi = features(np.where(rng.random((units, 5)) < 0.5, 1.0, -1.0), sets)
+        gram = phi.T @ phi
+        lam = np.linalg.eigvalsh(gram)
+        trace = math.inf if lam[0] <= 1e-9 * lam[-1] else float(np.sum(1 / lam))
+        beta = rng.uniform(-1, 1, len(sets))
+        sigma, bound = 2.0, math.sqrt(len(sets))
+        _, risk, zero = truncated_fit(gram, phi.T @ (phi @ beta), beta, sigma, bound)
+        sides.add(zero)
+        assert min(sigma**2 * trace, beta @ beta) - 1e-12 <= risk <= min(sigma**2 * trace, bound**2) + 1e-12
+        errors = [np.sum((truncated_fit(gram, phi.T @ (phi @ beta + sigma * e), beta, sigma, bound)[0] - beta) ** 2)
+                  for e in rng.standard_normal((3000, units))]
+        assert np.mean(errors) == pytest.approx(risk, rel=0.08)
+    assert sides == {True, False}
+
+
+def test_chance_is_the_zero_estimates_expected_error():
+    level = TASK.chance("boolean-interactions", {"p": 10, "k": 2, "rounds": 3, "scale": 1.0})
+    assert level["final_error"] == pytest.approx(56 / 3) and level["error_area"] == pytest.approx(56.0)
+    betas = boolean_interactions(Context(seed=0, dataset="t"), p=10, k=2, units=100, rounds=1, trials=4000).betas
+    assert np.mean(np.sum(betas**2, axis=1)) == pytest.approx(level["final_risk"], rel=0.01)
+    assert TASK.chance("other", {}) == {}
+
+
+def test_bound_defaults_to_the_smallest_that_every_draw_satisfies():
+    data = boolean_interactions(Context(seed=0, dataset="t"), p=5, k=1, scale=2.0, trials=50)
+    assert data.bound == pytest.approx(2.0 * math.sqrt(6))
+    assert np.sqrt(np.sum(data.betas**2, axis=1)).max() <= data.bound
+    assert boolean_interactions(Context(seed=0, dataset="t"), bound=3.0).bound == 3.0
+
+
+def test_singular_fits_count_every_trial_under_truncated_ols():
+    """Random dosages at n/K = 2.7 leave most fits singular: OLS falls back, truncated OLS returns 0, and the
+    headline error averages every trial (zero-estimate trials at ‖β‖²) while risk_over_floor leaves them out."""
+    context = Context(seed=0, dataset="t")
+    data = boolean_interactions(context, p=6, k=2, units=60, rounds=1, trials=30)
+    out = TASK.evaluate(RandomDosage(), data, context).metrics
+    assert 0 < out["singular_rounds"] <= out["truncated_rounds"] < 1
+    assert out["risk_over_floor_min"] >= 1.0 and out["risk_over_floor"] >= out["risk_over_floor_min"]
+    assert out["final_risk"] <= np.mean(np.sum(data.betas**2, axis=1)) + 21 * 1.0  # each trial ≤ min(σ²tr, B²)
 
 
 def test_common_random_numbers_make_dosage_half_and_uniform_half_identical():

@@ -7,23 +7,31 @@ set, the intercept, included): the Boolean Fourier basis, in which a k-way inter
 
 A round. The design names either a dosage vector d ∈ [0, 1]^p, and each unit draws x_{m,i} = +1 with probability d_i
 independently (product Bernoulli), or the n units' combinations outright (a classical fractional factorial). The
-task draws the outcomes, pools every round so far and fits β̂ by least squares: β̂ = G⁻¹Xᵀy with G = XᵀX when G is
-nonsingular, else the dataset's fallback (the minimum-norm solution G⁺Xᵀy, or ridge (G + μI)⁻¹Xᵀy), and counts how
-often it fell back (``singular_rounds``). A design sees the combinations of earlier rounds, never an outcome and
-never β.
+task draws the outcomes, pools every round so far and fits β̂ twice. The paper's estimator, truncated OLS (§4.1):
+β̂ = G⁻¹Xᵀy with G = XᵀX when tr G⁻¹ = Σ_i 1/λ_i(G) ≤ B²/σ², else β̂ = 0, where B bounds ‖β‖₂ (Assumption 3.2; by
+default B = scale·√K, the smallest bound that holds for every β the loader draws); a singular G has tr G⁻¹ = ∞ and
+gives β̂ = 0. It scores the headline metrics (``final_error``, ``error_area``, ``final_risk``) on every trial, and
+``truncated_rounds`` says how often it returned 0. The named variant, ordinary least squares (``*_ols``): β̂ = G⁻¹Xᵀy
+when G is nonsingular, else the dataset's fallback (the minimum-norm solution G⁺Xᵀy, or ridge (G + μI)⁻¹Xᵀy);
+``singular_rounds`` counts how often G was singular (the fits OLS needed a fallback for). A design sees the
+combinations of earlier rounds, never an outcome and never β.
 
 Common random numbers. A cell runs ``trials`` independent trials; the seed draws, for each, β ~ U(−scale, scale)^K,
 the units' uniforms U (a unit gets +1 on treatment i when U_{m,i} < d_i) and the noise, identical for every method:
 two designs differ only through the dosages they choose, so paired differences are much less noisy than the errors.
 
 Scores. ‖β̂ − β‖² after every round (a curve), after the last (``final_error``) and summed over rounds
-(``error_area``); the exact noise-expected error given the design and β (``final_risk``, and a curve); and
-N tr(G⁻¹)/K, the least-squares risk over σ²K/N, a floor no ±1 design can beat since diag G = N
-(Cauchy–Schwarz: tr G⁻¹ ≥ K²/tr G), met exactly by an orthogonal design.
+(``error_area``); the exact noise-expected error given the design and β (``final_risk``, and a curve), for either
+estimator; and N tr(G⁻¹)/K, the least-squares risk over σ²K/N, a floor no ±1 design can beat since diag G = N
+(Cauchy–Schwarz: tr G⁻¹ ≥ K²/tr G), met exactly by an orthogonal design: its mean over the trials whose final G is
+nonsingular (``risk_over_floor``) and its smallest value over all trials, a singular G counting as ∞
+(``risk_over_floor_min``). The trivial answer, β̂ = 0 whatever the data, has expected error E‖β‖² = K·scale²/3 (β
+uniform on [−scale, scale]^K): the chance level of the error and risk metrics.
 
 Theory. Each curve carries, as its dashed line, the risk the paper's analysis assigns to the same designs:
 σ² tr(I_r⁻¹) with I_r = Σ_{s≤r} I(round s), where a dosage round contributes its expected information n Σ(d_s)
-(§4.2) and a round of explicit combinations its XᵀX. For d = ½ every round, and for an orthogonal fraction, this
+(§4.2) and a round of explicit combinations its XᵀX; on the truncated estimator's curves, Lemma 4.1's upper bound
+min{σ² tr(I_r⁻¹), B²}. For d = ½ every round, and for an orthogonal fraction, this
 is the floor σ²K/(n r); the measured risk of a dosage design lies above it by the finite-n gap E tr G⁻¹ ≥ tr (E G)⁻¹
 that Thm 4.2's 1 + O(ln n/n) factor bounds.
 """
@@ -142,6 +150,8 @@ class Instance:
     noise: np.ndarray  # (trials, rounds, units), standard normal
     fallback: str
     ridge: float
+    bound: float = math.inf  # B, ‖β‖₂ ≤ B: the truncated estimator's threshold is tr G⁻¹ ≤ B²/σ²
+    scale: float = 1.0  # β ~ U(−scale, scale)^K
 
 
 def _positive_int(name: str, value, least: int = 1) -> int:
@@ -152,12 +162,13 @@ def _positive_int(name: str, value, least: int = 1) -> int:
 
 def boolean_interactions(context: Context, *, p: int = 5, k: int = 1, units: int = 16, rounds: int = 10,
                          sigma: float = 1.0, trials: int = 10, scale: float = 1.0, fallback: str = "min-norm",
-                         ridge: float = 1e-3, supply: float | None = None) -> Instance:
+                         ridge: float = 1e-3, supply: float | None = None, bound: float | None = None) -> Instance:
     """``trials`` instances of a k-way interaction model of p treatments, each observed over ``rounds`` rounds of
     ``units`` units with noise N(0, σ²); β ~ U(−scale, scale)^K (the paper's §6 draws U(−1, 1)). ``fallback`` is
     the estimator where the pooled Gram is singular: ``min-norm`` (G⁺Xᵀy) or ``ridge`` ((G + ridge·I)⁻¹Xᵀy).
     ``supply`` (§5.1) limits every round to Σ_i d_i ≤ supply (for explicit combinations: the units' mean number of
-    treatments); a design beyond it fails the cell."""
+    treatments); a design beyond it fails the cell. ``bound`` is B of the truncated estimator (‖β‖₂ ≤ B); null
+    takes scale·√K, the smallest B that every draw of β satisfies."""
     p = _positive_int("p", p)
     k = _positive_int("k", k)
     if k > p:
@@ -180,12 +191,17 @@ def boolean_interactions(context: Context, *, p: int = 5, k: int = 1, units: int
     if supply is not None and not (isinstance(supply, (int, float)) and 0 < supply <= p):
         raise DataError(f"boolean-interactions: supply = {supply!r}; expected a number in (0, p = {p}], the most "
                         "treatments a unit gets on average, or null for no limit")
+    if bound is None:
+        bound = scale * math.sqrt(num)
+    elif not (isinstance(bound, (int, float)) and math.isfinite(bound) and bound > 0):
+        raise DataError(f"boolean-interactions: bound = {bound!r}; expected a positive bound B on ‖β‖₂ (the truncated "
+                        "estimator's), or null for scale·√K")
     sets = interaction_sets(p, k)
     betas = context.rng("beta").uniform(-scale, scale, size=(trials, num))
     uniforms = context.rng("units").random((trials, rounds, units, p))
     noise = context.rng("noise").standard_normal((trials, rounds, units))
-    return Instance(DesignProblem(p, k, units, rounds, sets, None if supply is None else float(supply)), float(sigma), betas, uniforms, noise, fallback,
-                    float(ridge))
+    return Instance(DesignProblem(p, k, units, rounds, sets, None if supply is None else float(supply)), float(sigma),
+                    betas, uniforms, noise, fallback, float(ridge), float(bound), float(scale))
 
 
 # --------------------------------------------------------------------------- the estimator
@@ -212,6 +228,23 @@ def fit(gram: np.ndarray, moment: np.ndarray, beta: np.ndarray, sigma: float, fa
     return estimate, risk, singular
 
 
+def truncated_fit(gram: np.ndarray, moment: np.ndarray, beta: np.ndarray, sigma: float,
+                  bound: float) -> tuple[np.ndarray, float, bool]:
+    """The paper's truncated OLS (§4.1): β̂ = G⁻¹Xᵀy where Σ_i 1/λ_i(G) ≤ B²/σ², else β̂ = 0 (a singular G has
+    Σ 1/λ_i = ∞), with its exact noise-expected error given the design and β, and whether it returned 0.
+
+    Why the rule: OLS is unbiased with E_ε‖β̂ − β‖² = σ² Σ 1/λ_i, and β̂ = 0 has error ‖β‖² ≤ B², so the estimator
+    takes whichever has the smaller worst case over ‖β‖ ≤ B; its risk is σ² Σ 1/λ_i on one side of the threshold and
+    ‖β‖² on the other, which Lemma 4.1 brackets: min{σ² Σ 1/λ_i, ‖β‖²} ≤ risk ≤ min{σ² Σ 1/λ_i, B²}."""
+    lam, vec = np.linalg.eigh(gram)
+    singular = bool(lam[0] <= SINGULAR_TOL * max(float(lam[-1]), 1.0))
+    trace = math.inf if singular else float(np.sum(1.0 / lam))
+    if trace > bound * bound / (sigma * sigma):
+        return np.zeros_like(beta, dtype=np.float64), float(np.sum(np.asarray(beta) ** 2)), True
+    estimate = vec @ ((vec.T @ moment) / lam)
+    return estimate, sigma * sigma * trace, False
+
+
 def combinations(round_design, uniforms: np.ndarray, who: str) -> tuple[np.ndarray, np.ndarray | None]:
     """The units' ±1 combinations from what a design returned for one round, and the dosages (None where the design
     named the combinations outright)."""
@@ -229,11 +262,13 @@ def combinations(round_design, uniforms: np.ndarray, who: str) -> tuple[np.ndarr
 
 
 class FactorialDesignTask(Task):
-    """Run a design for every trial of the instance, round by round, and score the pooled least-squares fit."""
+    """Run a design for every trial of the instance, round by round, and score the pooled fits: the paper's truncated
+    OLS (the headline metrics) and ordinary least squares (``*_ols``)."""
 
     name = "design.factorial"
-    version = "1"
-    metrics = ("final_error", "error_area", "final_risk", "risk_over_floor", "singular_rounds")
+    version = "2"
+    metrics = ("final_error", "error_area", "final_risk", "final_error_ols", "error_area_ols", "final_risk_ols",
+               "risk_over_floor", "risk_over_floor_min", "singular_rounds", "truncated_rounds")
     protocol = FactorialDesign
     framework = None
 
@@ -241,17 +276,29 @@ class FactorialDesignTask(Task):
         """Small configurations for the conformance test."""
         return {"boolean-interactions": {"p": 5, "k": 1, "units": 16, "rounds": 2, "trials": 2, "sigma": 1.0}}
 
+    def chance(self, dataset: str, params: dict[str, Any]) -> dict[str, float]:
+        """The trivial answer β̂ = 0 has expected error E‖β‖² = K·scale²/3 after every round (β ~ U(−scale, scale)^K),
+        so rounds times that summed over rounds, for either estimator."""
+        if dataset != "boolean-interactions":
+            return {}
+        p, k = int(params.get("p", 5)), int(params.get("k", 1))
+        rounds, scale = int(params.get("rounds", 10)), float(params.get("scale", 1.0))
+        level = sum(math.comb(p, i) for i in range(min(k, p) + 1)) * scale * scale / 3.0
+        return {"final_error": level, "final_risk": level, "error_area": rounds * level,
+                "final_error_ols": level, "final_risk_ols": level, "error_area_ols": rounds * level}
+
     def evaluate(self, method: FactorialDesign, data: Instance, context: Context) -> Evaluation:
         who = type(method).__name__
         base = data.problem
         problem = DesignProblem(base.p, base.k, base.units, base.rounds, base.sets, base.supply, context.rng("method"))
         trials, rounds, units, p = data.uniforms.shape
         num = len(base.sets)
-        errors = np.zeros((trials, rounds))
-        risks = np.zeros((trials, rounds))
+        errors, risks = np.zeros((trials, rounds)), np.zeros((trials, rounds))  # truncated OLS
+        errors_ols, risks_ols = np.zeros((trials, rounds)), np.zeros((trials, rounds))
         singular = np.zeros((trials, rounds), dtype=bool)
+        truncated = np.zeros((trials, rounds), dtype=bool)
         theory = np.zeros((trials, rounds))
-        ratios = []
+        ratios = np.full(trials, math.inf)
         for t in range(trials):
             beta = data.betas[t]
             gram, moment, information = np.zeros((num, num)), np.zeros(num), np.zeros((num, num))
@@ -270,26 +317,40 @@ class FactorialDesignTask(Task):
                 gram += phi.T @ phi
                 moment += phi.T @ y
                 past = np.concatenate([past, x])
-                estimate, risks[t, r], singular[t, r] = fit(gram, moment, beta, data.sigma, data.fallback, data.ridge)
+                estimate, risks_ols[t, r], singular[t, r] = fit(gram, moment, beta, data.sigma, data.fallback,
+                                                                data.ridge)
+                errors_ols[t, r] = float(np.sum((estimate - beta) ** 2))
+                estimate, risks[t, r], truncated[t, r] = truncated_fit(gram, moment, beta, data.sigma, data.bound)
                 errors[t, r] = float(np.sum((estimate - beta) ** 2))
             if not singular[t, -1]:
-                ratios.append(units * rounds * float(np.trace(np.linalg.inv(gram))) / num)
-        if not ratios:
+                ratios[t] = units * rounds * float(np.trace(np.linalg.inv(gram))) / num
+        finite = ratios[np.isfinite(ratios)]
+        if not finite.size:
             raise ValueError(f"{who}: the pooled Gram was singular after the last round in all {trials} trials: the "
                              "design never identified β")
         x_rounds = list(range(1, rounds + 1))
         predicted = theory.mean(0)
         predicted = predicted.tolist() if np.all(np.isfinite(predicted)) else None
+        capped = np.minimum(theory, data.bound ** 2).mean(0).tolist()  # Lemma 4.1's upper bound
         curves = {
-            "error": Curve(x_rounds, errors.mean(0).tolist(), "round", "‖β̂ − β‖²", predicted),
-            "risk": Curve(x_rounds, risks.mean(0).tolist(), "round", "E_ε‖β̂ − β‖² given the design", predicted),
+            "error": Curve(x_rounds, errors.mean(0).tolist(), "round", "‖β̂ − β‖², truncated OLS", capped),
+            "risk": Curve(x_rounds, risks.mean(0).tolist(), "round", "E_ε‖β̂ − β‖² given the design, truncated OLS",
+                          capped),
+            "error_ols": Curve(x_rounds, errors_ols.mean(0).tolist(), "round", "‖β̂ − β‖², OLS", predicted),
+            "risk_ols": Curve(x_rounds, risks_ols.mean(0).tolist(), "round", "E_ε‖β̂ − β‖² given the design, OLS",
+                              predicted),
         }
         return Evaluation(metrics={
             "final_error": float(errors[:, -1].mean()),
             "error_area": float(errors.sum(1).mean()),
             "final_risk": float(risks[:, -1].mean()),
-            "risk_over_floor": float(np.mean(ratios)),
+            "final_error_ols": float(errors_ols[:, -1].mean()),
+            "error_area_ols": float(errors_ols.sum(1).mean()),
+            "final_risk_ols": float(risks_ols[:, -1].mean()),
+            "risk_over_floor": float(finite.mean()),
+            "risk_over_floor_min": float(ratios.min()),
             "singular_rounds": float(singular.mean()),
+            "truncated_rounds": float(truncated.mean()),
         }, curves=curves)
 
 

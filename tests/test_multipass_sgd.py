@@ -350,3 +350,9 @@ def test_smooth_control_replays_sgd_on_the_indices_asked():
             return super().run(replace(problem, eta=2 * problem.eta), rng)
 
     assert TASK.evaluate(DoubleStep(epochs=3), smooth, context()).metrics["prediction_error"] > 1e-6
+
+
+def test_the_catalogue_declares_the_zero_point_trivial():
+    from harness.registry import default_registry
+
+    assert default_registry().trivial_methods("sco.multipass") == ["zero-point"]

@@ -40,7 +40,7 @@ CATALOGUE = {
                      "(one permutation reused) or with replacement (T = Kn uniform draws)",
         },
         "zero-point": {
-            "task": _T, "target": "baselines.zero_point:ZeroPoint",
+            "task": _T, "target": "baselines.zero_point:ZeroPoint", "trivial": True,
             "about": "the trivial answer: the starting point w0 = 0, no step taken (T = 0); a population minimiser "
                      "of the hard instance, excess 1/(2d) on the smooth control",
         },

@@ -66,3 +66,13 @@ def test_a_run_with_the_trivial_row_marks_what_loses_to_it(toy_env, write_spec, 
     page = (folder / "leaderboard.md").read_text()
     # the constant 0 guesses a target near 0.5 (score about 0.5); the prior guesses 0.5 itself
     assert "toy-constant (≤ trivial)" in page and "do not beat toy-prior (toy_score 0.9" in page
+
+
+def test_the_spec_s_kind_labels_a_method_whose_rows_recorded_another(tmp_path):
+    # rows written while the prior was listed as a baseline: relabelling it in the spec runs nothing again
+    folder = trivial_folder(tmp_path, {"a": VARIED, "b": [0.5] * 6, "prior": [0.55] * 6})
+    lines = [json.loads(line) for line in (folder / "runs.jsonl").read_text().splitlines()]
+    (folder / "runs.jsonl").write_text("".join(json.dumps({**line, "kind": "baseline"}) + "\n" for line in lines))
+    write_leaderboard(folder)
+    page = (folder / "leaderboard.md").read_text()
+    assert "| prior | trivial |" in page and "b (≤ trivial)" in page

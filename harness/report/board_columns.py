@@ -310,6 +310,13 @@ def build_columns(meta: dict, rows, metrics: dict, chance: dict[str, dict[str, f
     kind_codes = rows["kind"].cat.codes.to_numpy()[first].astype(np.int64)
     kinds = rows["kind"].cat.categories.tolist() + [None]  # code -1: no kind recorded
     g_kind = np.where(kind_codes < 0, len(kinds) - 1, kind_codes)
+    # a method the spec lists has the spec's kind (a label, not a measurement: relabelling a method, e.g. as the
+    # task's trivial answer, runs nothing again); a method the spec no longer lists keeps the kind its rows recorded
+    spec_kind = {m.get("id", m.get("name")): m["kind"] for m in meta["spec"].get("methods", []) if m.get("kind")}
+    kinds += [k for k in dict.fromkeys(spec_kind.values()) if k not in kinds]
+    listed = np.array([kinds.index(spec_kind[m]) if m in spec_kind else -1
+                       for m in method_column.categories.tolist()] + [-1], dtype=np.int64)[g_method]
+    g_kind = np.where(listed >= 0, listed, g_kind)
     all_methods = method_column.categories.tolist()
     if class_codes is None:
         classes: list = [None]

@@ -41,7 +41,8 @@ class BelowTrivial(Rule):
                     below.setdefault(row.method, []).append(
                         f"{dataset} {row.metrics[primary].mean:.4g} ({best.method} {level:.4g})")
         for method, where in below.items():
-            yield self.finding(folder, f"its mean {primary} does not beat the trivial answer on {len(where)} of "
+            against = "chance" if all("(chance " in w for w in where) else "the trivial answer"
+            yield self.finding(folder, f"its mean {primary} does not beat {against} on {len(where)} of "
                                        f"{len(datasets[method])} datasets: {'; '.join(where[:5])}"
                                        f"{'; …' if len(where) > 5 else ''}", method=method)
 

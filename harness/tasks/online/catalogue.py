@@ -41,8 +41,9 @@ CATALOGUE = {
         "calibrated": {"task": _S, "target": "implementations.calibrated_advice:CalibratedSkiRental",
                        "about": "Algorithm 1 (Shen, Vitercik, Wikum, ICML 2025) on a logistic predictor calibrated on "
                                 "the validation split (histogram binning, Platt or isotonic), α estimated there"},
-        "break-even": {"task": _S, "target": "baselines.ski_rental:BreakEven",
-                       "about": "buy on day b: deterministic, 2-competitive"},
+        "break-even": {"task": _S, "target": "baselines.ski_rental:BreakEven", "trivial": True,
+                       "about": "buy on day b: deterministic, 2-competitive; ignores every feature (the trivial "
+                                "answer a prediction must beat)"},
         "randomized": {"task": _S, "target": "baselines.ski_rental:RandomizedSkiRental",
                        "about": "Karlin et al.: buy day with density e^{k/b}/(b(e−1)) on [0, b], e/(e−1)-competitive"},
         "robust-trust": {"task": _S, "target": "baselines.ski_rental:RobustSkiRental",
@@ -60,7 +61,7 @@ CATALOGUE = {
                                           "binning (20 bins) on the validation split"},
         "binary-scheduler": {"task": _C, "target": "baselines.scheduling:BinaryScheduler",
                              "about": "Cho et al. 2022: the same rule on a binary classifier's two Bayes probabilities"},
-        "constant-scheduler": {"task": _C, "target": "baselines.scheduling:ConstantScheduler",
+        "constant-scheduler": {"task": _C, "target": "baselines.scheduling:ConstantScheduler", "trivial": True,
                                "about": "no predictor: every job gets the training base rate, so the rule probes all "
                                         "jobs or none, in random order"},
     },

@@ -447,3 +447,14 @@ def test_a_spec_whose_claims_read_a_metric_its_folder_never_recorded_is_bad_inpu
     err = capsys.readouterr().err
     assert "its claims read toy_loss, which" in err and "has never recorded; run `harness run" in err
     assert "Traceback" not in err
+
+
+def test_harness_validate_names_an_acknowledgement_of_no_rule_with_its_line(toy_env, write_spec, capsys):
+    from conftest import TOY_SPEC
+
+    text = TOY_SPEC.replace("profiles:\n", "audit:\n  acknowledge:\n    - {rule: below-trivail, why: open}\nprofiles:\n")
+    assert main(["validate", str(write_spec(text))]) == 2
+    line = next(i for i, t in enumerate(text.splitlines(), start=1) if "below-trivail" in t)
+    assert f"toy.yaml:{line}:" in (err := capsys.readouterr().err) and "no audit rule 'below-trivail'" in err
+    assert err.count("below-trivail") == 1  # once, though every profile inherits it
+    assert main(["validate", str(write_spec(text.replace("below-trivail", "below-trivial")))]) == 0

@@ -213,8 +213,9 @@ def _reporter(file: str, positions: Positions, locate: Callable[[Path_], Path_],
     return report
 
 
-def _check(path: Path, data: Any, positions: Positions) -> dict[str, dict]:
-    """All problems of the file, over the base and every profile; returns each profile merged."""
+def _check(path: Path, data: Any, positions: Positions, extra: Callable | None = None) -> dict[str, dict]:
+    """All problems of the file, over the base and every profile; returns each profile merged. ``extra``: more
+    checks of a (merged) spec, ``spec → [(path in it, message)]``, from a layer above this one."""
     from harness.spec.checks import semantic_problems
 
     file = str(path)
@@ -230,6 +231,10 @@ def _check(path: Path, data: Any, positions: Positions) -> dict[str, dict]:
         line, col = positions.of(("name",))
         problems.append(Problem(file, line, col, ("name",), f"expected the file's stem {path.stem!r}, found {data['name']!r}: the name names the results folder"))
     semantic_problems(data, _reporter(file, positions, lambda p: p, problems))
+    if extra is not None:
+        report = _reporter(file, positions, lambda p: p, problems)
+        for place, message in extra(data):
+            report(place, message)
     resolved = {}
     for profile in PROFILES:
         overlay = data.get("profiles", {}).get(profile, {})
@@ -244,6 +249,10 @@ def _check(path: Path, data: Any, positions: Positions) -> dict[str, dict]:
             if not found:
                 collect: list[Problem] = []
                 semantic_problems(merged, _reporter(file, positions, locate, collect))
+                if extra is not None:
+                    report = _reporter(file, positions, locate, collect)
+                    for place, message in extra(merged):
+                        report(place, message)
                 found = collect
             # a problem of the base shows up again in every profile that inherits it
             problems += [p for p in found if p.message not in base_messages]
@@ -258,11 +267,12 @@ def _check(path: Path, data: Any, positions: Positions) -> dict[str, dict]:
     return resolved
 
 
-def validate_spec(path: str | Path) -> None:
-    """Raise :class:`SpecError` listing every problem of the spec file (all profiles)."""
+def validate_spec(path: str | Path, extra: Callable | None = None) -> None:
+    """Raise :class:`SpecError` listing every problem of the spec file (all profiles); ``extra`` as for
+    :func:`_check` (``harness validate`` passes the audit's check of the acknowledgements' rule names)."""
     path = Path(path)
     data, positions = _read(path)
-    _check(path, data, positions)
+    _check(path, data, positions, extra)
 
 
 def load_spec(path: str | Path, profile: str = "default") -> Spec:

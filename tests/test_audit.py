@@ -196,6 +196,28 @@ def test_missing_trivial_row_and_below_a_trivial_row(tmp_path, toy_env):
                                "(kind: trivial)"
 
 
+def test_below_trivial_on_a_claim_s_own_metric(tmp_path):
+    # the primary metric beats chance; the claim's metric (a loss, lower is better) does not for b
+    claim = {**PAIR, "id": "a-lower-loss", "metric": "toy_loss"}
+    metrics = {**METRICS, "toy_loss": {"goal": "min", "unit": "", "about": "loss"}}
+    rows = rows_of({"a": seeds(6, toy_score=VARIED, toy_loss=[0.2, 0.3, 0.25, 0.2, 0.3, 0.2]),
+                    "b": seeds(6, toy_score=0.6, toy_loss=[0.6, 0.7, 0.65, 0.6, 0.7, 0.6])})
+    chance = {"easy": {"toy_score": 0.1, "toy_loss": 0.5}}
+    spec = toy_spec([PAIR, claim])
+    folder = tmp_path / "toy"
+    write_folder(folder, spec, rows)
+    (folder / "metrics.json").write_text(json.dumps(metrics))
+    (folder / "chance.json").write_text(json.dumps(chance))
+    (finding,) = found(audit_board(compute(folder), "toy"), "below-trivial")
+    assert finding.claim == "a-lower-loss" and finding.evidence == (
+        "the mean toy_loss does not beat chance for b on 1 of 1 datasets (easy 0.6417 against 0.5)")
+    beaten = tmp_path / "beaten"
+    write_folder(beaten, spec, rows)
+    (beaten / "metrics.json").write_text(json.dumps(metrics))
+    (beaten / "chance.json").write_text(json.dumps({"easy": {"toy_score": 0.1, "toy_loss": 0.9}}))
+    assert not found(audit_board(compute(beaten), "toy"), "below-trivial")
+
+
 def test_missing_sanity_row(tmp_path):
     rows = rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)})
     plain = {**PAIR, "says": "a beats b"}

@@ -1,7 +1,7 @@
 """Rules on the rows behind the claims: the trivial answer, the sanity row, budgets and failed fits."""
 from __future__ import annotations
 
-from harness.audit.base import Folder, Rule, compared_arms
+from harness.audit.base import Folder, Rule, claim_methods, compared_arms
 
 BUDGET_RATIO = 1.2  # two arms of a claim spend the same within this, unless the claim is about the budget
 FAILURE_SHARE = 0.05  # above this share of failed or degenerate fits a cell's mean hides them
@@ -40,11 +40,40 @@ class BelowTrivial(Rule):
                 for row in rows:
                     below.setdefault(row.method, []).append(
                         f"{dataset} {row.metrics[primary].mean:.4g} ({best.method} {level:.4g})")
+        yield from self._claim_metrics(folder, primary, chance)
         for method, where in below.items():
             against = "chance" if all("(chance " in w for w in where) else "the trivial answer"
             yield self.finding(folder, f"its mean {primary} does not beat {against} on {len(where)} of "
                                        f"{len(datasets[method])} datasets: {'; '.join(where[:5])}"
                                        f"{'; …' if len(where) > 5 else ''}", method=method)
+
+
+    def _claim_metrics(self, folder: Folder, primary: str, chance: dict):
+        """A claim on another metric than the primary one, with a chance level: each of its arms whose mean does not
+        beat it on the claim's datasets (the claim compares two answers no better than the trivial one there)."""
+        for claim in folder.claims.values():
+            metric = claim.get("metric")
+            if metric == primary or metric not in folder.metrics or not any(metric in c for c in chance.values()):
+                continue
+            goal = folder.metrics[metric].goal
+            wanted = set(claim.get("datasets") or ()) or None
+            means = folder.ok_means(metric)
+            arms = []
+            for method in claim_methods(claim):
+                where, count = [], 0
+                for (dataset, row_method), mean in means.items():
+                    level = chance.get(dataset, {}).get(metric)
+                    if row_method != method or level is None or (wanted and dataset not in wanted):
+                        continue
+                    count += 1
+                    if not _beats(mean, level, goal):
+                        where.append(f"{dataset} {mean:.4g} against {level:.4g}")
+                if where:
+                    arms.append(f"{method} on {len(where)} of {count} datasets ({'; '.join(where[:3])}"
+                                f"{'; …' if len(where) > 3 else ''})")
+            if arms:
+                yield self.finding(folder, f"the mean {metric} does not beat chance for {'; '.join(arms)}",
+                                   claim=claim["id"])
 
 
 class MissingTrivialRow(Rule):

@@ -1,5 +1,5 @@
-"""Baselines for ``causal.pairwise``: global FCI and global PC (causal-learn) with the PAG criteria, and a local
-MB-based FCI. Every one asks the task's tester (registered with causal-learn as a custom CI test), so its CI tests
+"""Baselines for ``causal.pairwise``: global FCI and global PC (causal-learn) with the PAG criteria, a local
+MB-based FCI, and the trivial answers (always non-ancestor, always possible, the majority class). Every one asks the task's tester (registered with causal-learn as a custom CI test), so its CI tests
 are counted like LocICR's. RFCI is not in causal-learn (0.1.4.8); :func:`run_rfci` implements it here.
 """
 from __future__ import annotations
@@ -46,13 +46,13 @@ def run_pc(tester, p: int, depth: int) -> np.ndarray:
     """causal-learn's PC (stable, unshielded colliders by the separating sets); undirected edges read as ∘–∘."""
     from causallearn.search.ConstraintBased.PC import pc
 
-    from harness.tasks.causal.pag import CIRCLE, TAIL, from_causallearn
+    from harness.tasks.causal.pag import CIRCLE, TAIL, from_causallearn, stable_node_hash
 
     _register()
     import contextlib
     import io
 
-    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), stable_node_hash():
         warnings.simplefilter("ignore")
         cg = pc(np.zeros((1, p)), tester.alpha, _NAME, stable=True, uc_rule=0, depth=depth, verbose=False,
                 show_progress=False, tester=tester, columns=list(range(p)))
@@ -87,21 +87,62 @@ class GlobalPC:
 
 
 class LocalMBFCI:
-    """A naive local method: MB(X) by total conditioning, then FCI over MB(X) ∪ {X, Y} and the criteria there."""
+    """A naive local method: MB(X) by total conditioning (or IAMB, as LocICR finds it where the problem says
+    ``blanket: iamb``), then FCI over MB(X) ∪ {X, Y} and the criteria there."""
 
     scope = "local"
 
     def identify(self, problem, tester, pairs):
+        from harness.tasks.causal.blanket import markov_blanket
         from harness.tasks.causal.pag import pag_relation
 
-        out = []
+        out, self.blankets = [], {}
         for x, y in pairs:
-            rest = set(range(problem.p))
-            mb = [w for w in range(problem.p) if w != x and not tester.independent(x, w, rest - {x, w})]
+            mb, _ = markov_blanket(tester, x, problem.p, getattr(problem, "blanket", "total"))
+            self.blankets[x] = frozenset(mb)
             columns = sorted(set(mb) | {x, y})
             mark = run_fci(tester, columns, problem.max_k)
             out.append(pag_relation(mark, columns.index(x), columns.index(y)))
         return out
+
+
+# --------------------------------------------------------------------------- trivial answers (no CI test)
+
+
+class AlwaysNonAncestor:
+    """The trivial answer "X is an invariant non-ancestor of Y" for every pair."""
+
+    scope = "trivial"
+
+    def answer(self, problem, pairs, held_out):
+        from harness.tasks.causal.pag import NON_ANCESTOR
+
+        return [NON_ANCESTOR] * len(pairs)
+
+
+class AlwaysPossible:
+    """The trivial answer "X is a possible ancestor of Y" for every pair."""
+
+    scope = "trivial"
+
+    def answer(self, problem, pairs, held_out):
+        from harness.tasks.causal.pag import POSSIBLE
+
+        return [POSSIBLE] * len(pairs)
+
+
+class MajorityClass:
+    """The majority class of the dataset: the relation most frequent among the true labels of the pairs of
+    independent held-out instances of the same generator (``held_out()``; the lower code on a tie), for every pair.
+    It never sees this instance's labels."""
+
+    scope = "trivial"
+
+    def answer(self, problem, pairs, held_out):
+        labels = np.asarray(held_out(), dtype=int)
+        if labels.size == 0:
+            raise ValueError("MajorityClass: the held-out instances have no labelled pairs")
+        return [int(np.argmax(np.bincount(labels, minlength=4)))] * len(pairs)
 
 
 def _minimal_separator(tester, a: int, b: int, candidates) -> frozenset | None:

@@ -2,7 +2,9 @@
 
 Algorithm 1, the local structure around X, MB-by-MB:
 
-* MB(V) by total conditioning: W ∈ MB(V) iff V ⊥̸ W | O \\ {V, W} (one test per pair, shared between V and W);
+* MB(V) by total conditioning: W ∈ MB(V) iff V ⊥̸ W | O \\ {V, W} (one test per pair, shared between V and W), or,
+  where the problem says ``blanket: iamb`` (G² on discrete data, whose tests given all other variables have no
+  power), by IAMB, whose tests condition on the blanket found so far (:mod:`harness.tasks.causal.blanket`);
 * for each V taken from a waitlist that starts at X: a PC-style adjacency search over MB⁺(V) = MB(V) ∪ {V} with
   conditioning sets drawn from the current neighbours (size ≤ max_k); only V's own adjacencies are kept
   (Prop. 1), with every separation found; the unshielded colliders of the local skeleton that contain V, and the
@@ -39,8 +41,9 @@ NON_ANCESTOR, POSSIBLE, EXPLICIT, IMPLICIT = 0, 1, 2, 3
 class LocalLearner:
     """Algorithm 1 for one target X, and Algorithm 2 for any Y, asking ``tester``."""
 
-    def __init__(self, tester, p: int, target: int, max_k: int):
+    def __init__(self, tester, p: int, target: int, max_k: int, blanket: str = "total"):
         self.t, self.p, self.x, self.max_k = tester, p, int(target), int(max_k)
+        self.rule = blanket  # how MB(V) is found: "total" conditioning (the paper's) or "iamb"
         self.mark = np.zeros((p, p), dtype=np.int8)
         self.adjacent: set[frozenset] = set()
         self.separated: dict[frozenset, frozenset] = {}
@@ -48,19 +51,16 @@ class LocalLearner:
         self.adj: dict[int, set[int]] = {}
         self.done: list[int] = []
 
-    # ----------------------------------------------------------------- Markov blankets, by total conditioning
+    # ----------------------------------------------------------------- Markov blankets
     def blanket(self, v: int) -> set[int]:
+        """MB(v) by total conditioning (or IAMB, ``blanket="iamb"``); each variable found outside it is recorded as
+        separated from v by the set the tester accepted."""
         if v not in self.mb:
-            rest = set(range(self.p))
-            found = set()
-            for w in range(self.p):
-                if w == v:
-                    continue
-                cond = rest - {v, w}
-                if self.t.independent(v, w, cond):
-                    self._separate(v, w, cond)
-                else:
-                    found.add(w)
+            from harness.tasks.causal.blanket import markov_blanket
+
+            found, separating = markov_blanket(self.t, v, self.p, self.rule)
+            for w, cond in separating.items():
+                self._separate(v, w, cond)
             self.mb[v] = found
         return self.mb[v]
 
@@ -302,10 +302,12 @@ class LocICR:
 
     def identify(self, problem, tester, pairs: Sequence[tuple[int, int]]) -> list[int]:
         depth = problem.max_k if self.max_k is None else self.max_k
+        rule = getattr(problem, "blanket", "total")
         learners: dict[int, LocalLearner] = {}
         out = []
         for x, y in pairs:
             if x not in learners:
-                learners[x] = LocalLearner(tester, problem.p, x, depth)
+                learners[x] = LocalLearner(tester, problem.p, x, depth, rule)
             out.append(learners[x].relation(y))
+        self.blankets = {x: frozenset(learner.mb[x]) for x, learner in learners.items()}
         return out

@@ -20,6 +20,7 @@ Criteria used for the ground truth and for the global baselines:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from itertools import combinations
 
 import numpy as np
@@ -135,6 +136,39 @@ def from_causallearn(graph: np.ndarray) -> np.ndarray:
     return mark
 
 
+def _stable_hash(node) -> int:
+    """A hash of a causal-learn node that is the same in every process: the index of a default name ``X<i>``, else
+    the CRC-32 of the name."""
+    name = node.get_name()
+    if name[:1] == "X" and name[1:].isdigit():
+        return int(name[1:])
+    import zlib
+
+    return zlib.crc32(name.encode())
+
+
+@contextmanager
+def stable_node_hash():
+    """causal-learn's graph nodes hashed the same in every process, for the duration of the block.
+
+    ``GraphNode.__hash__`` is ``hash(self.name)``, a string's hash, which Python salts per process
+    (``PYTHONHASHSEED``), so the order in which a set of nodes is iterated changes from run to run. FCI's
+    possible-d-sep stage depends on that order: ``getPossibleDsep`` walks a breadth-first search from
+    ``set(graph.get_adjacent_nodes(x))`` and decides membership by ``existOnePathWithPossibleParents`` over the
+    ``previous`` sets that the walk has filled so far, so the set it returns (not only its order), hence the CI
+    tests that FCI runs, their count and sometimes the PAG, changed with the hash seed (e.g. random-20, seed 1:
+    1341 or 1353 tests). Hashing a node by its column index (its default name is ``X<i>``) makes every set's
+    order, and so FCI's run, the same in every process; the equality of nodes (by name) is unchanged."""
+    from causallearn.graph.GraphNode import GraphNode
+
+    saved = GraphNode.__dict__["__hash__"]
+    GraphNode.__hash__ = _stable_hash
+    try:
+        yield
+    finally:
+        GraphNode.__hash__ = saved
+
+
 def fci_without_selection(data: np.ndarray, test: str, **kwargs):
     """causal-learn's ``fci`` with its selection-bias rules R5–R7 switched off, returning ``(graph, edges)``.
 
@@ -143,7 +177,8 @@ def fci_without_selection(data: np.ndarray, test: str, **kwargs):
     d-separation oracle its R5 still fired on some instances (on the CHILD structure, seed 1, it wrote tail–tail
     edges, a claim of selection bias, into the ground truth), so both the ground truth and the FCI baselines run
     without R5–R7. The rules are module-level functions of causal-learn's FCI module; they are swapped for the
-    call's duration and restored after it.
+    call's duration and restored after it, and the graph's nodes are hashed the same in every process
+    (:func:`stable_node_hash`), so that the run does not depend on ``PYTHONHASHSEED``.
     """
     import contextlib
     import io
@@ -158,7 +193,7 @@ def fci_without_selection(data: np.ndarray, test: str, **kwargs):
     try:
         for name in saved:
             setattr(fci_module, name, unchanged)
-        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), stable_node_hash():
             warnings.simplefilter("ignore")
             return fci_module.fci(data, test, verbose=False, show_progress=False, **kwargs)
     finally:

@@ -28,7 +28,7 @@ one run had written it. The rules:
 
 OUT may be new or a results folder of the same spec (then its rows are merged too, never lost).
 It gets ``spec.yaml`` (with the union of the folders' selections), ``metrics.json``,
-``chance.json``, ``tuning.json``, ``skipped.json``, ``runs.jsonl``, ``superseded.jsonl`` and its
+``chance.json``, ``trivial.json``, ``tuning.json``, ``skipped.json``, ``runs.jsonl``, ``superseded.jsonl`` and its
 leaderboard, each written atomically, and nothing at all when an input is refused.
 """
 from __future__ import annotations
@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.devices import device_class
-from harness.metric_tables import CHANCE_TABLE, METRIC_TABLE
+from harness.metric_tables import CHANCE_TABLE, METRIC_TABLE, TRIVIAL_TABLE
 from harness.metrics import WALL_CLOCK_UNITS
 from harness.spec.model import dataset_entries
 from harness.store import (DAMAGED_FILE, FINISHED, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
@@ -84,6 +84,7 @@ class Source:
     superseded: list[Line]
     metrics: dict[str, Any] | None
     chance: dict[str, Any] | None
+    trivial: dict[str, Any] | None
     tuning: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
 
@@ -151,6 +152,7 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
     _check_same_spec(sources)
     metrics = _merged_table(sources, "metrics", METRIC_TABLE)
     chance = _merged_table(sources, "chance", CHANCE_TABLE)
+    trivial = _merged_table(sources, "trivial", TRIVIAL_TABLE)
     _check_same_code(sources)
     clocks = {name for name, m in (metrics or {}).items() if m.get("unit") in WALL_CLOCK_UNITS}
     _check_conflicts(sources, clocks)
@@ -174,6 +176,8 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
             write_atomic(out / METRIC_TABLE, json.dumps(metrics, indent=1, ensure_ascii=False) + "\n")
         if chance is not None:
             write_atomic(out / CHANCE_TABLE, json.dumps(chance, indent=1, ensure_ascii=False) + "\n")
+        if trivial is not None:
+            write_atomic(out / TRIVIAL_TABLE, json.dumps(trivial, ensure_ascii=False) + "\n")
         write_atomic(out / TUNING_FILE, json.dumps(tuning, indent=1, ensure_ascii=False, allow_nan=False) + "\n")
         write_atomic(out / SKIPPED_DATASETS_FILE, json.dumps(_merged_skipped(sources, rows), indent=1,
                                                              ensure_ascii=False) + "\n")
@@ -224,6 +228,7 @@ def read_source(folder: Path, is_out: bool) -> Source:
         folder=folder, is_out=is_out, meta=meta, spec_text=spec_text, rows=_read_lines(runs_path),
         superseded=_read_lines(superseded_path) if superseded_path.is_file() else [],
         metrics=_read_json(folder / METRIC_TABLE, dict), chance=_read_json(folder / CHANCE_TABLE, dict),
+        trivial=_read_json(folder / TRIVIAL_TABLE, dict),
         tuning=_read_json(folder / TUNING_FILE, list) or [], skipped=_read_json(folder / SKIPPED_DATASETS_FILE, list) or [],
     )
 

@@ -1,5 +1,6 @@
-"""The tables a run writes beside ``runs.jsonl``: its metrics (``metrics.json``) and their chance levels
-(``chance.json``), so that the folder's pages are built and compared without the task family that declares them.
+"""The tables a run writes beside ``runs.jsonl``: its metrics (``metrics.json``), their chance levels
+(``chance.json``) and the task's trivial answers (``trivial.json``), so that the folder's pages are built, audited
+and compared without the task family that declares them.
 
 The metric declaration itself (:class:`harness.metrics.Metric`) is a leaf module that :mod:`harness.registry`
 imports; this one reads and writes the folder's files and, for a folder written before runs recorded
@@ -15,6 +16,7 @@ from harness.store import write_if_changed
 
 METRIC_TABLE = "metrics.json"
 CHANCE_TABLE = "chance.json"
+TRIVIAL_TABLE = "trivial.json"
 
 
 def write_metric_table(folder, metrics: dict[str, Metric]) -> None:
@@ -66,3 +68,22 @@ def read_chance_table(folder) -> dict[str, dict[str, float]]:
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     return {dataset: {name: float(value) for name, value in levels.items()} for dataset, levels in data.items()}
+
+
+def write_trivial_table(folder, task: str, trivial: list[str]) -> None:
+    """``folder/trivial.json``: ``{task: [the methods its catalogue declares trivial answers]}`` (an empty list
+    where it declares none), which the audit's ``missing-trivial-row`` reads instead of this process's registry."""
+    write_if_changed(Path(folder) / TRIVIAL_TABLE, json.dumps({task: sorted(trivial)}, ensure_ascii=False) + "\n")
+
+
+def read_trivial_table(folder, task: str) -> list[str] | None:
+    """The trivial answers ``task`` declared when the folder was written; None for a folder written before runs
+    recorded them (the registry then stands in)."""
+    path = Path(folder) / TRIVIAL_TABLE
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    names = data.get(task) if isinstance(data, dict) else None
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ValueError(f"{path}: expected {{{task!r}: [method names]}}")
+    return list(names)

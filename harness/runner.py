@@ -221,7 +221,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     already printed by this run (a run of several specs says each once)."""
     from harness.backends import CLUSTER_EXECUTORS, make_executor
     from harness.hardware import auto_jobs, git_commit, plan_jobs, visible_gpus
-    from harness.metric_tables import write_chance_table, write_metric_table
+    from harness.metric_tables import write_chance_table, write_metric_table, write_trivial_table
     from harness.plan import TaskFacts, code_fingerprints
     from harness.registry import default_registry
     from harness.report.stamp import pages_stamp, read_stamp, verdicts_on_file, write_stamp
@@ -269,6 +269,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         write_metric_table(folder, default_registry().task_metrics(spec.task, task.metrics))  # the folder reads alone
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in dataset_entries(spec.resolved)})
+        write_trivial_table(folder, spec.task, default_registry().trivial_methods(spec.task))
         task.save()
         write_skipped_datasets(folder, skipped)
         # streamed once, only the fields planning needs, nothing kept but what history returns: a re-run of a big

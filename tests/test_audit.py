@@ -196,6 +196,33 @@ def test_missing_trivial_row_and_below_a_trivial_row(tmp_path, toy_env):
                                "(kind: trivial)"
 
 
+
+def test_missing_trivial_row_reads_the_trivial_answers_the_run_recorded(tmp_path, toy_env):
+    """trivial.json, written by the run, decides, whatever this process registers; a folder without it (written
+    before runs recorded it) falls back to the registry."""
+    plain = tmp_path / "plain"
+    write_folder(plain, toy_spec([{**PAIR, "says": "a beats b"}]),
+                 rows_of({"a": seeds(6, toy_score=VARIED), "b": seeds(6, toy_score=0.5)}))
+    (plain / "metrics.json").write_text(json.dumps(METRICS))
+    (plain / "trivial.json").write_text(json.dumps({"toy.guess": []}))  # the task declared none when it ran
+    assert not found(audit_board(compute(plain), "toy"), "missing-trivial-row")
+    (plain / "trivial.json").write_text(json.dumps({"toy.guess": ["toy-constant"]}))
+    (missing,) = found(audit_board(compute(plain), "toy"), "missing-trivial-row")
+    assert "declares the trivial answer(s) toy-constant;" in missing.evidence
+
+
+def test_a_run_records_its_task_s_trivial_answers(tmp_path, toy_env):
+    from harness.metric_tables import read_trivial_table, write_trivial_table
+
+    write_trivial_table(tmp_path, "toy.guess", ["toy-prior"])
+    assert json.loads((tmp_path / "trivial.json").read_text()) == {"toy.guess": ["toy-prior"]}
+    assert read_trivial_table(tmp_path, "toy.guess") == ["toy-prior"]
+    assert read_trivial_table(tmp_path / "older", "toy.guess") is None
+    (tmp_path / "trivial.json").write_text(json.dumps({"toy.guess": "toy-prior"}))
+    with pytest.raises(ValueError, match="trivial.json: expected"):
+        read_trivial_table(tmp_path, "toy.guess")
+
+
 def test_below_trivial_on_a_claim_s_own_metric(tmp_path):
     # the primary metric beats chance; the claim's metric (a loss, lower is better) does not for b
     claim = {**PAIR, "id": "a-lower-loss", "metric": "toy_loss"}

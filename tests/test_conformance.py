@@ -19,6 +19,25 @@ PAIRS = [
     for dataset in REGISTRY.names("datasets", REGISTRY.entry("methods", method).task)
 ]
 
+# Tasks whose cells leave out a metric where it has no value (every other task returns every metric), and tasks
+# whose trivial answers (catalogue "trivial": true) implement a protocol of their own. Kept here, not on the tasks,
+# because a task's source is in its cells' fingerprint: move them onto causal.pairwise when it is next run again.
+OPTIONAL_METRICS = {
+    # a class's F1 where the class is true or answered on some pair; blankets where a local method found one;
+    # times on the timed (Gaussian) datasets
+    "causal.pairwise": ("f1_explicit", "f1_implicit", "f1_possible", "f1_non_ancestor", "blanket_recall",
+                        "blanket_precision", "seconds", "seconds_cpu", "seconds_spread"),
+}
+
+
+def _pairwise_trivial():
+    from harness.tasks.causal.pairwise import TrivialAnswer
+
+    return TrivialAnswer
+
+
+TRIVIAL_PROTOCOLS = {"causal.pairwise": _pairwise_trivial}
+
 
 @pytest.mark.parametrize("task_name", REGISTRY.names("tasks"))
 def test_task_declares_its_contract(task_name, tmp_path):
@@ -31,6 +50,7 @@ def test_task_declares_its_contract(task_name, tmp_path):
     assert task.framework in (None, "torch")
     assert getattr(task.protocol, "_is_protocol", False), "protocol is a typing.Protocol"
     assert set(task.metrics) <= set(metrics()), "every metric a task reports is declared in a catalogue"
+    assert set(OPTIONAL_METRICS.get(task_name, ())) <= set(task.metrics), "an optional metric is one of the task's"
     assert set(task.tiny(tmp_path)) == set(REGISTRY.names("datasets", task_name)), "a tiny configuration per dataset"
 
 
@@ -52,14 +72,16 @@ def test_method_runs_on_tiny_dataset(method, dataset, tmp_path):
     entry = REGISTRY.entry("methods", method)
     task = REGISTRY.load("tasks", entry.task)
     cls = import_target(entry.target)
-    protocol_methods = [n for n in vars(task.protocol) if not n.startswith("_") and callable(getattr(task.protocol, n))]
+    protocol = TRIVIAL_PROTOCOLS[entry.task]() if entry.trivial and entry.task in TRIVIAL_PROTOCOLS else task.protocol
+    protocol_methods = [n for n in vars(protocol) if not n.startswith("_") and callable(getattr(protocol, n))]
     for name in protocol_methods:
-        assert callable(getattr(cls, name, None)), f"{method} lacks {name}() of {task.protocol.__name__}"
+        assert callable(getattr(cls, name, None)), f"{method} lacks {name}() of {protocol.__name__}"
     result = execute_cell({
         "task": entry.task, "dataset_id": dataset, "dataset_name": dataset, "dataset_params": task.tiny(tmp_path)[dataset],
         "method_name": method, "params": {}, "seed": 0, "split": "val", "device": "cpu", "threads": 1,
         "timeout_s": 60, "data_dir": None,
     })
     assert result["status"] == "ok", result.get("traceback") or result["error"]
-    assert set(result["metrics"]) == set(task.metrics)
+    optional = set(OPTIONAL_METRICS.get(entry.task, ()))
+    assert set(task.metrics) - optional <= set(result["metrics"]) <= set(task.metrics)
     assert all(math.isfinite(v) for v in result["metrics"].values())

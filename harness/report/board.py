@@ -162,13 +162,15 @@ class Board:
 
     def __init__(self, meta: dict[str, Any], rows, tables, verdicts: list, metrics: dict[str, Metric],
                  chance: dict[str, dict[str, float]] | None = None,
-                 skipped_datasets: list[dict[str, str]] | None = None, tuning: list[dict[str, Any]] | None = None):
+                 skipped_datasets: list[dict[str, str]] | None = None, tuning: list[dict[str, Any]] | None = None,
+                 trivial_methods: list[str] | None = None):
         from harness.report.board_columns import BoardColumns
 
         self.meta, self.rows, self.verdicts, self.metrics = meta, rows, verdicts, metrics
         self.chance = {} if chance is None else chance  # dataset → metric → level
         self.skipped_datasets = [] if skipped_datasets is None else skipped_datasets  # the latest run left these out
         self.tuning = [] if tuning is None else tuning  # tuning.json's entries behind the shown rows
+        self.trivial_methods = trivial_methods  # the task's trivial answers (trivial.json); None: the folder predates it
         self.findings: list = []  # harness audit's findings on this board (harness.audit.base.audit_board)
         if isinstance(tables, BoardColumns):
             self.columns, self._tables = tables, None

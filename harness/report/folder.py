@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.claims import check_claim
-from harness.metric_tables import read_chance_table, read_metric_table
+from harness.metric_tables import read_chance_table, read_metric_table, read_trivial_table
 from harness.metrics import Metric
 from harness.report.board import Board, NoResults, current_tuning
 from harness.report.board_columns import build_columns
@@ -71,7 +71,7 @@ def compute(folder: Path) -> Board:
     goals = {name: metric.goal for name, metric in metrics.items()}
     verdicts = [check_claim(c, rows, metrics[c["metric"]].goal, order, goals) for c in spec.get("claims", [])]
     board = Board(meta, rows, columns, verdicts, metrics, chance, read_skipped_datasets(folder),
-                  current_tuning(meta, rows, read_tuning_summaries(folder)))
+                  current_tuning(meta, rows, read_tuning_summaries(folder)), read_trivial_table(folder, spec["task"]))
     audit(board)
     return board
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 PAGES_STAMP = ".pages-stamp"  # what the folder's pages were last built from (see pages_stamp)
 # the files and the code a folder's pages are built from: another byte in any of them rebuilds the pages
-PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json")
+PAGE_INPUTS = ("spec.yaml", "skipped.json", "tuning.json", "metrics.json", "chance.json", "trivial.json")
 PAGE_CODE = ("harness.claims", "harness.report", "harness.stats", "harness.metrics", "harness.metric_tables",
               "harness.store", "harness.runs_file", "harness.results_table", "harness.devices", "harness.spec.model",
               "harness.audit", "harness.audit.rules")

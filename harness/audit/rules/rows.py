@@ -86,7 +86,9 @@ class MissingTrivialRow(Rule):
 
         if any(m.get("kind") == "trivial" for m in folder.spec.get("methods", [])):
             return
-        declared = default_registry().trivial_methods(folder.spec["task"])
+        declared = folder.board.trivial_methods  # as the run recorded them; an older folder: the registry's
+        if declared is None:
+            declared = default_registry().trivial_methods(folder.spec["task"])
         if declared:
             yield self.finding(folder, f"task {folder.spec['task']} declares the trivial answer(s) "
                                        f"{', '.join(declared)}; the spec runs none of them (kind: trivial)")

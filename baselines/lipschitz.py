@@ -1,7 +1,7 @@
 """The layer families BRO is compared with, as methods of ``robustness.certified`` (torch-free at import).
 
 Each builds the same network (:class:`components.lipschitz.LipschitzClassifier`) from its
-own layers (:mod:`baselines.lipschitz_layers`): Cayley, SOC, AOL, and an unconstrained
+own layers (:mod:`baselines.lipschitz_layers`): Cayley, SOC, the exact matrix exponential, AOL, and an unconstrained
 network that claims no certificate (the sanity row: certified accuracy 0 by construction).
 """
 from __future__ import annotations
@@ -43,6 +43,18 @@ class SOCNet(LipschitzClassifier):
         return (lambda i, o: SOCLinear(i, o, generator=generator),
                 lambda c: SOCConv2d(c, self.kernel_size, train_terms=self.train_terms, eval_terms=self.eval_terms,
                                     generator=generator))
+
+
+class MatrixExpNet(SOCNet):
+    """Dense layers W = exp(P − Pᵀ) by the exact matrix exponential: the orthogonal map SOC's truncated series
+    approximates, named by what it computes (SOC's own construction is the series of its convolution); dense only."""
+
+    def layers(self, generator):
+        from baselines.lipschitz_layers import SOCLinear
+
+        if self.arch != "dense":
+            raise ValueError(f"matrix-exp builds dense networks only (the convolution is SOC's series); got arch {self.arch!r}")
+        return (lambda i, o: SOCLinear(i, o, generator=generator), None)
 
 
 class AOLNet(LipschitzClassifier):

@@ -15,6 +15,7 @@ def run_synchronised(sampler: Sampler, problem) -> SampleRun:
     m, d = state["x"].shape
     draws = torch.empty(m, n, d, dtype=torch.float64)
     iterations = torch.zeros(m, n, dtype=torch.int64)
+    loops = torch.zeros(m, n, len(sampler.phases), dtype=torch.int64)
     everyone = torch.ones(m, dtype=torch.bool)
     calls = 0
     for i in range(n):
@@ -22,7 +23,7 @@ def run_synchronised(sampler: Sampler, problem) -> SampleRun:
             sampler.begin(state, everyone)
         active = everyone.clone()
         used = torch.zeros(m, dtype=torch.int64)
-        for phase in sampler.phases:
+        for p, phase in enumerate(sampler.phases):
             while True:
                 live = active & (state["phase"] == phase)
                 if not bool(live.any()):
@@ -30,10 +31,11 @@ def run_synchronised(sampler: Sampler, problem) -> SampleRun:
                 done = synchronised_iteration(sampler, problem, state, live)
                 calls += 1
                 used += live.to(torch.int64)
+                loops[:, i, p] += live.to(torch.int64)
                 active &= ~done
         draws[:, i] = state["x"]
         iterations[:, i] = used
-    return SampleRun(draws, iterations, calls)
+    return SampleRun(draws, iterations, calls, loops)
 
 
 def synchronised_iteration(sampler: Sampler, problem, state: dict, live):

@@ -255,10 +255,13 @@ def make_sampler(kind: str, **params) -> Sampler:
 
 class SampleRun:
     """What a runtime returns: ``draws`` (m, n, d), ``iterations`` (m, n): the loop iterations (log-density
-    evaluations) chain j used for its sample i, and ``density_calls``: the batched log-density calls made."""
+    evaluations) chain j used for its sample i, ``density_calls``: the batched log-density calls made, and
+    ``loop_iterations`` (m, n, L): the same iterations split by the sampler's L loops in program order (they sum
+    to ``iterations``), from which the task computes the bound of a form that synchronises each loop in turn."""
 
-    def __init__(self, draws, iterations, density_calls: int):
+    def __init__(self, draws, iterations, density_calls: int, loop_iterations=None):
         self.draws, self.iterations, self.density_calls = draws, iterations, int(density_calls)
+        self.loop_iterations = loop_iterations
 
 
 def build_sampler(kind: str, problem, params: dict) -> Sampler:

@@ -1,6 +1,7 @@
 """mcmc.vectorized: the samplers' invariance, the FSM and synchronised forms' identical draws, the task's scores."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from types import SimpleNamespace
 
@@ -13,6 +14,7 @@ from harness.tasks.mcmc.vectorized import (
     Chains,
     SamplesWrong,
     Target,
+    bounds,
     effective_sample_size,
     funnel,
     funnel_whitened,
@@ -210,3 +212,85 @@ def test_synchronised_slice_runs_its_loops_in_turn():
     # each of the three loops is synchronised separately: never fewer calls than the slowest chain's total
     run = run_synchronised(SteppingOutSlice(width=0.3), normal_problem(np.zeros((16, 1)), 20))
     assert run.density_calls >= int(run.iterations.max(0).values.sum())
+
+
+class _Frozen:
+    """A sampler that never moves: every sample is the chain's initial state."""
+
+    def sample(self, p):
+        m = p.x0.shape[0]
+        return SimpleNamespace(draws=p.x0[:, None, :].expand(m, p.n, p.x0.shape[1]).clone(),
+                               iterations=torch.ones(m, p.n, dtype=torch.int64), density_calls=p.n)
+
+
+@pytest.mark.parametrize("loader, extra", [(standard_normal, {}), (funnel, {}),
+                                           (logistic_breast_cancer, {"rows": 60, "draws": 4000}),
+                                           (gp_diabetes, {"rows": 20, "draws": 4000})],
+                         ids=["normal", "funnel", "logistic", "gp"])
+def test_a_frozen_sampler_fails_the_check_cells_but_passes_a_stationary_start(loader, extra):
+    # the spec's check cells (chains 4 standard deviations off, second half tested, m = 16) have power against a
+    # sampler that never moves; the timing cells' stationary start (exact draws) has none: it passes there
+    for seed in range(3):
+        away = loader(context(loader.__name__, seed), chains=16, samples=20, shift=4.0, burn_in=0.5, repeats=1, **extra)
+        with pytest.raises(SamplesWrong, match="do not have the target's moments"):
+            TASK.evaluate(_Frozen(), away, context())
+    if loader in (standard_normal, funnel):  # exact starting draws: the frozen chains are exact draws
+        still = loader(context(loader.__name__), chains=16, samples=20, repeats=1)
+        assert TASK.evaluate(_Frozen(), still, context())["moment_check"] <= 1.0
+
+
+@pytest.mark.parametrize("fsm", [DelayedRejectionFSM, SliceFSM], ids=["drmh", "slice"])
+def test_the_samplers_pass_a_check_cell(fsm):
+    # a moving sampler, started 4 standard deviations off, reaches the target within the burn-in (DR-MH here with a
+    # wider step than the spec's 0.1, so that the test stays short)
+    method = DelayedRejectionFSM(step=1.0) if fsm is DelayedRejectionFSM else fsm()
+    away = standard_normal(context("n"), chains=16, samples=400, shift=4.0, burn_in=0.5, repeats=1)
+    assert TASK.evaluate(method, away, context())["moment_check"] <= 1.0
+
+
+def test_shifted_starts_need_a_burn_in():
+    with pytest.raises(DataError, match="need a burn_in"):
+        standard_normal(context(), chains=4, samples=3, shift=4.0)
+    with pytest.raises(DataError, match="repeats = 0"):
+        funnel(context(), chains=4, samples=3, repeats=0)
+
+
+def test_loop_counts_split_the_iterations_identically_in_both_forms():
+    # per sample and chain, the iterations of each of the slice sampler's three loops: the same in both forms,
+    # summing to the iterations, and the synchronised form's calls are exactly Σ_i Σ_loops max_j N_ijl
+    problem = normal_problem(np.random.default_rng(2).standard_normal((16, 1)), 25)
+    a, b = run_fsm(SteppingOutSlice(width=0.3), problem), run_synchronised(SteppingOutSlice(width=0.3), problem)
+    assert a.loop_iterations.shape == (16, 25, 3)
+    assert torch.equal(a.loop_iterations, b.loop_iterations)
+    assert torch.equal(a.loop_iterations.sum(-1), a.iterations)
+    assert b.density_calls == int(b.loop_iterations.max(0).values.sum())
+    assert b.density_calls > int(b.iterations.max(0).values.sum())  # the old bound understated the sync's cost
+
+
+def test_bounds_for_loops_in_turn_and_at_finite_n():
+    # two chains, two samples, two loops: loop maxima per sample (3 + 2) and (1 + 4); E N = 14 / 4
+    loops = np.array([[[3, 0], [1, 1]], [[1, 2], [0, 4]]], dtype=float)  # (m, n, L)
+    iterations = loops.sum(-1)  # chain 0: 3, 2; chain 1: 3, 4
+    b = bounds(iterations, loops)
+    assert b["sync_iterations"] == pytest.approx(5.0)
+    assert b["r_bound"] == pytest.approx(5.0 / 3.0)
+    assert b["r_bound_n"] == pytest.approx(10.0 / 7.0)  # the slowest chain's total: 7 steps for the FSM
+    one = bounds(iterations, None)  # one loop: per sample max_j N = 3, 4
+    assert one["r_bound"] == pytest.approx(3.5 / 3.0) and one["r_bound_n"] == pytest.approx(7.0 / 7.0)
+
+
+def test_task_times_with_repeats_and_cpu_time():
+    problem = normal_problem(np.random.default_rng(0).standard_normal((8, 1)), 30)
+    calls = []
+
+    class Counting:
+        def sample(self, p):
+            calls.append(p.n)
+            return DelayedRejectionFSM(step=1.0).sample(p)
+
+    target = dataclasses.replace(exact_normal_target(problem), repeats=3)
+    scores = TASK.evaluate(Counting(), target, context())
+    assert calls == [1, 30, 30, 30]  # the one-sample warm-up, then the repeats
+    assert scores["log_cpu_s"] == pytest.approx(math.log(scores["wall_s_cpu"]))
+    assert scores["wall_s_spread"] >= 0 and scores["log_cpu_s_spread"] == pytest.approx(
+        scores["wall_s_spread"] / scores["wall_s"])

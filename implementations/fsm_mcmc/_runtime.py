@@ -20,16 +20,17 @@ def run_fsm(sampler: Sampler, problem) -> SampleRun:
     m = state["x"].shape[0]
     got = torch.zeros(m, dtype=torch.int64)
     everyone = torch.ones(m, dtype=torch.bool)
-    finished, positions = [], []
+    finished, positions, phases = [], [], []
     while True:
         for _ in range(_CHUNK):  # chains are checked for completion once per chunk of steps, as in the paper's scan
+            phases.append(state["phase"])  # the loop each chain's iteration of this step belongs to
             done = fsm_step(sampler, problem, state, everyone)
             finished.append(done)
             positions.append(state["x"])  # the blocks replace tensors, never write into them: no copy needed
             got += done.to(torch.int64)
         if int(got.min()) >= n:
             break
-    return first_samples(torch.stack(finished), torch.stack(positions), n)
+    return first_samples(torch.stack(finished), torch.stack(positions), n, torch.stack(phases), sampler.phases)
 
 
 def fsm_step(sampler: Sampler, problem, state: dict, everyone):
@@ -40,9 +41,10 @@ def fsm_step(sampler: Sampler, problem, state: dict, everyone):
     return done
 
 
-def first_samples(finished, positions, n: int) -> SampleRun:
+def first_samples(finished, positions, n: int, phases=None, loops=(1,)) -> SampleRun:
     """Each chain's first n samples from the per-step flags (steps, m) and positions (steps, m, d), and the steps
-    each took (the steps since the chain's previous sample)."""
+    each took (the steps since the chain's previous sample); with the per-step loop of each chain, ``phases``
+    (steps, m), the steps split by the sampler's ``loops`` too."""
     import torch
 
     steps, m = finished.shape
@@ -53,4 +55,11 @@ def first_samples(finished, positions, n: int) -> SampleRun:
     step = step.view(m, n)
     draws = positions[step, torch.arange(m)[:, None]]
     previous = torch.cat([torch.full((m, 1), -1, dtype=step.dtype), step[:, :-1]], dim=1)
-    return SampleRun(draws, step - previous, steps)
+    split = None
+    if phases is not None:
+        counts = []
+        for loop in loops:  # steps of that loop up to and including each step, per chain: (m, steps + 1)
+            cum = torch.cat([torch.zeros(m, 1, dtype=torch.int64), (phases.T == loop).to(torch.int64).cumsum(1)], 1)
+            counts.append(cum.gather(1, step + 1) - cum.gather(1, previous + 1))
+        split = torch.stack(counts, dim=2)
+    return SampleRun(draws, step - previous, steps, split)

@@ -7,8 +7,9 @@ the funnel; importance-resampled for the two posteriors), so chains start in sta
 each chain's moment estimates are then unbiased and independent across chains, and a t-test over the m chains
 checks them against the target's moments with no assumption on how well a chain mixes.
 
-The task scores the run itself: wall time (after a one-sample warm-up), the iteration counts N_ij the sampler
-reports (E N, E max_j N, R(m) = E max N / E N), the batched log-density calls per sample, the multi-chain
+The task scores the run itself: wall and CPU time (after a one-sample warm-up, the median of ``repeats`` runs, with
+their spread: :func:`harness.tasks.timing.time_call`), the iteration counts N_ij the sampler reports (E N,
+E max_j N, the bound R(m) for the sampler as synchronised and its value at the run's n: :func:`bounds`), the batched log-density calls per sample, the multi-chain
 effective sample size per second, split R-hat, and the moment check, which fails the cell when any |t| is beyond
 the Bonferroni threshold at family-wise level 1e-3 (fixed from theory, not from runs).
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Protocol
@@ -24,6 +24,7 @@ from typing import Any, Callable, Protocol
 import numpy as np
 
 from harness.tasks.base import Context, DataError, Task, WorkerCache
+from harness.tasks.timing import time_call
 
 FAMILY_LEVEL = 1e-3  # the moment check's family-wise false-failure rate per cell
 _REFERENCES = WorkerCache(16)
@@ -50,6 +51,8 @@ class Target:
     mean_se: np.ndarray  # (d,) Monte-Carlo error of the reference (0 where exact)
     second_se: np.ndarray
     checked: Callable | None = None  # numpy draws (…, d) → the quantities whose moments are checked (None: x)
+    burn_in: float = 0.0  # the share of each chain's first samples the moment check leaves out
+    repeats: int = 2  # timed runs per cell (after the warm-up): the median's, and their spread's, repeats
 
 
 class SampleRun(Protocol):
@@ -80,13 +83,25 @@ def _seed(context: Context) -> int:
     return int(context.rng("chains").integers(2**31 - 1))
 
 
-def _exact(context, chains, samples, x0, log_density, prior_scale, mean, second, checked=None) -> Target:
+def _check_start(shift, burn_in, repeats) -> tuple[float, float, int]:
+    shift, burn_in = float(shift), float(burn_in)
+    if not (shift >= 0 and 0 <= burn_in < 1):
+        raise DataError(f"shift = {shift} (≥ 0) and burn_in = {burn_in} (0 ≤ burn_in < 1)")
+    if shift > 0 and burn_in == 0:
+        raise DataError(f"shift = {shift}: chains that start away from the target need a burn_in to leave out")
+    if not (isinstance(repeats, (int, np.integer)) and int(repeats) >= 1):
+        raise DataError(f"repeats = {repeats!r}: expected an integer of at least 1")
+    return shift, burn_in, int(repeats)
+
+
+def _exact(context, chains, samples, x0, log_density, prior_scale, mean, second, checked=None, burn_in=0.0,
+           repeats=2) -> Target:
     import torch
 
     zero = np.zeros_like(mean)
     problem = Chains(log_density, torch.as_tensor(x0, dtype=torch.float64), _seed(context), samples,
                      torch.as_tensor(prior_scale, dtype=torch.float64))
-    return Target(problem, mean, second, zero, zero, checked)
+    return Target(problem, mean, second, zero, zero, checked, burn_in, repeats)
 
 
 def _normal_log_density(x):
@@ -94,26 +109,33 @@ def _normal_log_density(x):
 
 
 def standard_normal(context: Context, *, chains: int = 16, samples: int = 500, dim: int = 1,
-                    prior_scale: float = 2.0) -> Target:
+                    prior_scale: float = 2.0, shift: float = 0.0, burn_in: float = 0.0, repeats: int = 2) -> Target:
     """N(0, I_dim). Elliptical slice uses the factor N(0, prior_scale² I) (2 by default: with 1 it would accept
-    every first proposal)."""
+    every first proposal). ``shift`` > 0 starts the chains at exact draws moved by ``shift`` standard deviations
+    in every coordinate, away from the target, and the moment check then leaves out the first ``burn_in`` share
+    of each chain's samples: a sampler that does not move fails it (see :func:`moment_check`)."""
     m, n = _size(chains, samples)
+    shift, burn_in, repeats = _check_start(shift, burn_in, repeats)
     d = int(dim)
-    x0 = context.rng("init").standard_normal((m, d))
-    return _exact(context, m, n, x0, _normal_log_density, np.full(d, float(prior_scale)), np.zeros(d), np.ones(d))
+    x0 = context.rng("init").standard_normal((m, d)) + shift
+    return _exact(context, m, n, x0, _normal_log_density, np.full(d, float(prior_scale)), np.zeros(d), np.ones(d),
+                  burn_in=burn_in, repeats=repeats)
 
 
-def funnel(context: Context, *, chains: int = 16, samples: int = 500, dim: int = 3, scale: float = 1.5) -> Target:
+def funnel(context: Context, *, chains: int = 16, samples: int = 500, dim: int = 3, scale: float = 1.5,
+           shift: float = 0.0, burn_in: float = 0.0, repeats: int = 2) -> Target:
     """Neal's funnel in ``dim`` dimensions: v ~ N(0, scale²), x_i | v ~ N(0, e^v), i = 1 … dim − 1.
     Elliptical slice uses N(0, diag(scale², 1, …)) as its factor. The moments checked are those of v and of
-    x_i e^{−v/2} ~ N(0, 1), independent of v (x_i itself is too heavy-tailed for a t-test over chains)."""
+    x_i e^{−v/2} ~ N(0, 1), independent of v (x_i itself is too heavy-tailed for a t-test over chains).
+    ``shift`` moves the start by that many standard deviations in each checked quantity (v and x e^{−v/2})."""
     m, n = _size(chains, samples)
+    shift, burn_in, repeats = _check_start(shift, burn_in, repeats)
     d, s = int(dim), float(scale)
     if d < 2:
         raise DataError(f"funnel: dim = {dim}; expected at least 2 (v and one x)")
     rng = context.rng("init")
-    v = s * rng.standard_normal((m, 1))
-    x0 = np.concatenate([v, np.exp(v / 2) * rng.standard_normal((m, d - 1))], axis=1)
+    v = s * (rng.standard_normal((m, 1)) + shift)
+    x0 = np.concatenate([v, np.exp(v / 2) * (rng.standard_normal((m, d - 1)) + shift)], axis=1)
 
     def log_density(x):
         v, rest = x[:, 0], x[:, 1:]
@@ -121,7 +143,7 @@ def funnel(context: Context, *, chains: int = 16, samples: int = 500, dim: int =
 
     second = np.concatenate([[s * s], np.ones(d - 1)])
     return _exact(context, m, n, x0, log_density, np.concatenate([[s], np.ones(d - 1)]), np.zeros(d), second,
-                  checked=funnel_whitened)
+                  checked=funnel_whitened, burn_in=burn_in, repeats=repeats)
 
 
 def funnel_whitened(draws: np.ndarray) -> np.ndarray:
@@ -130,17 +152,20 @@ def funnel_whitened(draws: np.ndarray) -> np.ndarray:
     return np.concatenate([v, draws[..., 1:] * np.exp(-v / 2)], axis=-1)
 
 
-def _posterior(context: Context, m: int, n: int, instance: str, log_density, dim: int, draws: int) -> Target:
-    """A posterior's reference moments and initial states by importance sampling (cached per worker)."""
+def _posterior(context: Context, m: int, n: int, instance: str, log_density, dim: int, draws: int,
+               shift: float = 0.0, burn_in: float = 0.0, repeats: int = 2) -> Target:
+    """A posterior's reference moments and initial states by importance sampling (cached per worker); ``shift``
+    moves the initial states by that many of the reference's standard deviations in every coordinate."""
     import torch
 
     ref = _REFERENCES.get_or_build((instance, context.seed, context.split, draws),
                                    lambda: importance_reference(log_density, dim, context.rng("reference"), draws))
     rng = context.rng("init")
     x0 = ref["points"][rng.choice(ref["points"].shape[0], size=m, p=ref["weights"])]
+    x0 = x0 + shift * np.sqrt(np.maximum(ref["second"] - ref["mean"] ** 2, 0.0))
     problem = Chains(log_density, torch.as_tensor(x0, dtype=torch.float64), _seed(context), n,
                      torch.ones(dim, dtype=torch.float64))
-    return Target(problem, ref["mean"], ref["second"], ref["mean_se"], ref["second_se"])
+    return Target(problem, ref["mean"], ref["second"], ref["mean_se"], ref["second_se"], None, burn_in, repeats)
 
 
 def importance_reference(log_density, dim: int, rng: np.random.Generator, draws: int = 20000,
@@ -183,13 +208,15 @@ def importance_reference(log_density, dim: int, rng: np.random.Generator, draws:
 
 
 def logistic_breast_cancer(context: Context, *, chains: int = 16, samples: int = 200, rows: int = 300,
-                           features: tuple = (0, 1, 4, 8), draws: int = 20000) -> Target:
+                           features: tuple = (0, 1, 4, 8), draws: int = 20000, shift: float = 0.0,
+                           burn_in: float = 0.0, repeats: int = 2) -> Target:
     """Logistic regression on ``rows`` seed-drawn patients of breast-cancer, the chosen features standardised plus
     an intercept, prior N(0, I): log p(β) = Σ log σ(±x_iᵀβ) − ½‖β‖²."""
     import torch
     from sklearn.datasets import load_breast_cancer
 
     m, n = _size(chains, samples)
+    shift, burn_in, repeats = _check_start(shift, burn_in, repeats)
     x, y = load_breast_cancer(return_X_y=True)
     features = [int(f) for f in features]
     if not features or min(features) < 0 or max(features) >= x.shape[1]:
@@ -208,7 +235,7 @@ def logistic_breast_cancer(context: Context, *, chains: int = 16, samples: int =
         logits = (beta @ design.T) * signs
         return torch.nn.functional.logsigmoid(logits).sum(1) - 0.5 * beta.square().sum(1)
 
-    return _posterior(context, m, n, instance, log_density, design.shape[1], int(draws))
+    return _posterior(context, m, n, instance, log_density, design.shape[1], int(draws), shift, burn_in, repeats)
 
 
 def gp_log_density(sq_dist, y):
@@ -235,13 +262,14 @@ def gp_log_density(sq_dist, y):
 
 
 def gp_diabetes(context: Context, *, chains: int = 16, samples: int = 100, rows: int = 50,
-                draws: int = 20000) -> Target:
+                draws: int = 20000, shift: float = 0.0, burn_in: float = 0.0, repeats: int = 2) -> Target:
     """The GP-hyperparameter posterior on ``rows`` seed-drawn patients of diabetes (10 features and the target
     standardised on them): the expensive log-density, a Cholesky of a rows × rows matrix per chain per call."""
     import torch
     from sklearn.datasets import load_diabetes
 
     m, n = _size(chains, samples)
+    shift, burn_in, repeats = _check_start(shift, burn_in, repeats)
     x, y = load_diabetes(return_X_y=True)
     if not 10 <= int(rows) <= x.shape[0]:
         raise DataError(f"gp-diabetes: rows = {rows}; expected 10 … {x.shape[0]}")
@@ -253,7 +281,8 @@ def gp_diabetes(context: Context, *, chains: int = 16, samples: int = 100, rows:
     b = (y[keep] - y[keep].mean()) / y[keep].std()
     inputs = torch.as_tensor(a)
     sq_dist = torch.cdist(inputs, inputs).square()
-    return _posterior(context, m, n, instance, gp_log_density(sq_dist, torch.as_tensor(b)), 3, int(draws))
+    return _posterior(context, m, n, instance, gp_log_density(sq_dist, torch.as_tensor(b)), 3, int(draws),
+                      shift, burn_in, repeats)
 
 
 # --------------------------------------------------------------------------- scores
@@ -303,10 +332,16 @@ def moment_check(draws: np.ndarray, target: Target) -> tuple[float, str]:
 
     Chain j's averages are unbiased (stationary start) and independent across chains, so
     t = (mean over chains − truth) / √(s²/m + reference error²) has m − 1 degrees of freedom; the threshold is
-    the Bonferroni quantile at family-wise level ``FAMILY_LEVEL`` over the 2d tests.
+    the Bonferroni quantile at family-wise level ``FAMILY_LEVEL`` over the 2d tests. The first ``target.burn_in``
+    share of each chain's samples is left out: with chains started ``shift`` standard deviations away from the
+    target, a sampler that never moves keeps every chain's mean shift·σ off, so its first-moment |t| is about
+    shift·√m (the chains' starts are exact draws moved by shift·σ), 16 for shift 4 at m = 16, against a threshold
+    of 4.6 to 5.6 there: it fails with probability above 0.999. From a stationary start (shift 0) the same
+    frozen sampler passes (its draws are the exact initial draws): that check has no power against it.
     """
     from scipy import stats
 
+    draws = draws[:, int(target.burn_in * draws.shape[1]):]
     if target.checked is not None:
         draws = target.checked(draws)
     m, _, d = draws.shape
@@ -324,6 +359,24 @@ def moment_check(draws: np.ndarray, target: Target) -> tuple[float, str]:
     return worst, words
 
 
+def bounds(iterations: np.ndarray, loop_iterations: np.ndarray | None) -> dict[str, float]:
+    """The iteration counts' bounds on the FSM's speed-up, for iterations N_ij (m, n) and, for a sampler whose loops
+    the synchronised form runs in turn, their split by loop (m, n, L).
+
+    The synchronised form runs, per sample i, S_i = Σ_l max_j N_ijl iterations (max_j N_ij with one loop); the FSM
+    runs E N per sample per chain in the long run, and at n samples per chain at least max_j Σ_i N_ij steps (it
+    ends when its slowest chain has n samples). ``r_bound`` = E S / E N is the paper's R(m) for the sampler as it
+    is synchronised (Equation 13 with one loop; with three loops in turn each adds its own maximum), and
+    ``r_bound_n`` = Σ_i S_i / max_j Σ_i N_ij the same bound at the run's n (the finite-n limit: equal-cost steps,
+    no completion-check slack), which tends to ``r_bound`` as n grows."""
+    if loop_iterations is not None:
+        sync = np.asarray(loop_iterations, dtype=np.float64).max(0).sum(-1)  # (n,)
+    else:
+        sync = iterations.max(0)
+    return {"sync_iterations": float(sync.mean()), "r_bound": float(sync.mean() / iterations.mean()),
+            "r_bound_n": float(sync.sum() / iterations.sum(1).max())}
+
+
 class SamplesWrong(Exception):
     """The draws' moments disagree with the target's beyond Monte-Carlo error: the cell fails, however fast."""
 
@@ -333,7 +386,8 @@ class VectorizedMCMCTask(Task):
 
     name = "mcmc.vectorized"
     version = "1"
-    metrics = ("wall_s", "log_wall_s", "ess_per_s", "mean_iterations", "mean_max_iterations", "r_bound",
+    metrics = ("wall_s", "wall_s_cpu", "wall_s_spread", "log_wall_s", "log_cpu_s", "log_cpu_s_spread", "ess_per_s",
+               "mean_iterations", "mean_max_iterations", "sync_iterations", "r_bound", "r_bound_n",
                "density_calls_per_sample", "split_rhat", "moment_check")
     protocol = VectorizedSampler
     framework = "torch"
@@ -351,9 +405,8 @@ class VectorizedMCMCTask(Task):
         who = type(method).__name__
         problem = data.chains
         method.sample(dataclasses.replace(problem, n=1))  # warm-up: first calls of every kernel
-        started = time.perf_counter()
-        run = method.sample(problem)
-        wall = time.perf_counter() - started
+        run, timing = time_call(method.sample, problem, repeats=data.repeats, warmup=0)
+        wall, cpu = timing.wall_s, timing.cpu_s
         draws = np.asarray(run.draws, dtype=np.float64)
         iterations = np.asarray(run.iterations, dtype=np.float64)
         m, d = problem.x0.shape
@@ -365,15 +418,20 @@ class VectorizedMCMCTask(Task):
         check, words = moment_check(draws, data)
         if check > 1.0:
             raise SamplesWrong(f"{who}: the draws do not have the target's moments: {words}")
-        mean_n = float(iterations.mean())
-        mean_max = float(iterations.max(0).mean())
+        loops = getattr(run, "loop_iterations", None)
+        if loops is not None:
+            loops = np.asarray(loops, dtype=np.float64)
+            if loops.shape[:2] != (m, problem.n) or not np.array_equal(loops.sum(-1), iterations):
+                raise TypeError(f"{who}.sample returned loop_iterations {loops.shape} that do not split its iterations")
         return {
-            "wall_s": wall,
+            **timing.metrics("wall_s"),
             "log_wall_s": math.log(wall),
+            "log_cpu_s": math.log(cpu),
+            "log_cpu_s_spread": timing.spread_s / wall,
             "ess_per_s": effective_sample_size(draws) / wall,
-            "mean_iterations": mean_n,
-            "mean_max_iterations": mean_max,
-            "r_bound": mean_max / mean_n,
+            "mean_iterations": float(iterations.mean()),
+            "mean_max_iterations": float(iterations.max(0).mean()),
+            **bounds(iterations, loops),
             "density_calls_per_sample": run.density_calls / problem.n,
             "split_rhat": split_rhat(draws),
             "moment_check": check,

@@ -1,8 +1,10 @@
 """``harness bench compare``: two commits timed in one interleaved session, with an A/A arm for the noise band.
 
 The end-to-end tests build a temporary git repository whose suite times deterministic pure-Python work (a fixed
-number of loop iterations, CPU time), and plant a 1.3× slowdown in one kernel on a branch: the verdicts then do
-not depend on how fast or busy the machine is, only on the work done, which the clock sees through the noise.
+number of loop iterations, CPU time), and plant a 2.5× slowdown in one kernel on a branch: the verdicts then do
+not depend on how fast or busy the machine is, only on the work done, which the clock sees through the noise (a
+1.3× slowdown did not: on a CI machine at load 1 the A/A band of these millisecond kernels reached 0.93–1.72, and
+a planted 1.3× read 1.27 inside it; the judge's sensitivity to 1.3× is tested on fixed samples below).
 """
 from __future__ import annotations
 
@@ -79,7 +81,7 @@ def sizes(beta: int) -> str:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory) -> Path:
-    """main: three kernels; branch ``slow``: ``time_beta`` does 1.3× the work; branch ``faster``: half."""
+    """main: three kernels; branch ``slow``: ``time_beta`` does 2.5× the work."""
     repo = tmp_path_factory.mktemp("bench-compare") / "repo"
     (repo / "benchmarks").mkdir(parents=True)
     (repo / "harness").mkdir()
@@ -94,8 +96,8 @@ def repo(tmp_path_factory) -> Path:
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "three kernels")
     git(repo, "checkout", "-q", "-b", "slow")
-    (repo / "benchmarks" / "sizes.py").write_text(sizes(26000))  # 1.3× the iterations in one kernel
-    git(repo, "commit", "-q", "-am", "beta does 1.3x the work")
+    (repo / "benchmarks" / "sizes.py").write_text(sizes(50000))  # 2.5× the iterations in one kernel
+    git(repo, "commit", "-q", "-am", "beta does 2.5x the work")
     git(repo, "checkout", "-q", "main")
     return repo
 
@@ -128,7 +130,7 @@ def test_a_planted_slowdown_is_flagged_alone(repo, tmp_path):
     assert "A/A noise band" in done.stdout and "1 regression(s) among 4 benchmarks" in done.stdout
     data = json.loads(record.read_text())
     beta = next(r for r in data["rows"] if r["name"] == "kernels.Kernels.time_beta")
-    assert 1.15 < beta["ratio"] < 1.6 and beta["ratio"] > beta["band"][1] and beta["interval"][0] > 1
+    assert 1.8 < beta["ratio"] < 3.5 and beta["ratio"] > beta["band"][1] and beta["interval"][0] > 1
     assert beta["rounds"] == 5
     # the trees timed are the commits' own, not this checkout
     assert data["commits"]["head"] == git(repo, "rev-parse", "slow")

@@ -57,3 +57,38 @@ class CollapsedBound(TorchKernel):
         with self.settings():
             self.model.step_loss().backward()
         synchronize(self.device)
+
+
+class MinibatchBound(TorchKernel):
+    """One Adam step's forward + backward of a minibatch bound (whitened SVGP in plain torch, and the new bound's
+    uncollapsed form, which adds a log1p per point), N = 2000, M = 64, D = 8, batches of 256: the two must cost
+    the same (Bui et al.: "the same computational cost")."""
+
+    params = (["svgp", "svgp-tight"], [1, 2])
+    param_names = ["bound", "threads"]
+    version = "1"
+
+    def setup(self, bound, threads):
+        import torch
+
+        from baselines.gp import SVGP
+        from harness.tasks.base import Context
+        from implementations.tight_sgp import TightSVGP
+
+        self.device = self.prepare()
+        if self.device != "cpu":
+            raise NotImplementedError("the minibatch bounds run on the CPU here")  # asv: skipped
+        torch.set_num_threads(threads)
+        train = _training_set(2000, 64, 8)
+        train = type(train)(train.x, train.y, train.inducing, train.init, 1, 0.01, 256)
+        method = TightSVGP() if bound == "svgp-tight" else SVGP()
+        self.model = method.build(train, Context(seed=0))
+        self.settings = self.model.settings
+        self.parameters = self.model.parameters()
+
+    def time_forward_backward(self, bound, threads):
+        for p in self.parameters:
+            p.grad = None
+        with self.settings():
+            self.model.step_loss().backward()
+        synchronize(self.device)

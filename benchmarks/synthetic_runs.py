@@ -1,8 +1,10 @@
 """A synthetic results folder of any size: ``spec.yaml``, ``metrics.json`` and ``runs.jsonl`` shaped like a real one.
 
-The template is the committed ``results/quick/tight-sgp`` folder (6 methods, paired claims over all
-datasets and over named ones): its spec gets ``datasets`` copies of its dataset entries (the four
-real ones first, so the claims that name them still find them), and its first test row is the shape
+The template is the committed ``results/quick/tight-sgp`` folder (6 methods, paired claims over named
+datasets, checks over every cell): its spec gets ``datasets`` copies of its dataset entries (the real
+ones first, so the claims that name them still find them) and one more paired claim, ``pooled``, over
+every dataset (the template's claims all name theirs; a board of many datasets is read through such a
+claim), and its first test row is the shape
 of every row (same keys, ``metrics``, ``params``, ``code``, ``versions``), with the dataset, method,
 seed and key of the cell and metrics drawn from a fixed random generator: a per-(dataset, method)
 level plus noise per seed. One row in a hundred is ``failed``. Nothing here is a result: it is the
@@ -44,6 +46,14 @@ def write_folder(out: Path, rows: int, seeds: int = SEEDS, template: Path = TEMP
         entry["id"] = f"{real[i % len(real)].get('id', real[i % len(real)]['name'])}-{i:06d}"
         entries.append(entry)
     spec["datasets"] = entries[:datasets_needed]
+    implementation = next(m for m in spec["methods"] if m.get("kind") == "implementation")
+    baseline = next(m for m in spec["methods"] if m.get("kind") == "baseline")
+    primary = spec["metrics"]["primary"]
+    spec["claims"] = [*spec.get("claims", []), {
+        "id": "pooled", "says": f"synthetic: {implementation['name']} beats {baseline['name']} over every dataset",
+        "better": implementation.get("id", implementation["name"]), "than": baseline.get("id", baseline["name"]),
+        "metric": primary, "margin_from": "prior",
+        "source": "harness", "quote": "benchmarks/synthetic_runs.py: the load's claim over every dataset"}]
     meta["selection"] = {"datasets": [d.get("id", d["name"]) for d in spec["datasets"]], "methods": methods,
                          "seeds": list(range(seeds))}
     (out / "spec.yaml").write_text(yaml.safe_dump(meta, sort_keys=False, allow_unicode=True))

@@ -2,8 +2,10 @@
 the collapsed bound's common part, the SGPR predictive, the whitened SVGP model, the training loop.
 
 Every model starts from the task's initial hyper-parameters (``train.init``) and inducing
-inputs (``train.inducing``, k-means on the training inputs), and is trained by Adam at
-``train.lr`` for ``train.iterations`` steps: the same for every method.
+inputs (``train.inducing``, k-means on the training inputs) and is trained to its plateau by the
+task's rule (:func:`harness.tasks.gp.plateau.train_to_plateau`): the full-batch bounds (the
+collapsed ones and the exact GP) by L-BFGS, as GP practice trains them (GPflow's Scipy optimiser,
+Titsias 2009, Bui et al.'s Snelson demo), the minibatch ones by Adam at ``train.lr``.
 """
 from __future__ import annotations
 
@@ -99,7 +101,10 @@ def titsias_regulariser(d, noise):
 
 
 class Trainable:
-    """What the training loop needs of a model: its parameters, a loss per step, its bound, predictions."""
+    """What the training loop needs of a model: its parameters, a loss per step, its bound, predictions, and its
+    optimiser: ``"lbfgs"`` for a deterministic full-batch objective, ``"adam"`` for a minibatch one."""
+
+    optimiser = "lbfgs"
 
     def parameters(self) -> list:
         raise NotImplementedError
@@ -161,37 +166,42 @@ class CollapsedTrainable(Trainable):
         return mean.numpy(), var.numpy()
 
 
-class _SVGPModel(gpytorch.models.ApproximateGP):
-    def __init__(self, inducing: torch.Tensor, kernel, jitter: float):
-        distribution = gpytorch.variational.CholeskyVariationalDistribution(inducing.shape[0], dtype=DTYPE)
-        strategy = gpytorch.variational.VariationalStrategy(self, inducing, distribution, learn_inducing_locations=True,
-                                                            jitter_val=jitter)
-        super().__init__(strategy)
-        self.mean_module = gpytorch.means.ZeroMean()
-        self.covar_module = kernel
-
-    def forward(self, x):
-        return gpytorch.distributions.MultivariateNormal(self.mean_module(x), self.covar_module(x))
-
-
 class UncollapsedTrainable(Trainable):
-    """Whitened SVGP (Hensman et al. 2013) with a per-point correction of the ELBO, minibatches of ``train.batch_size``.
+    """Whitened SVGP (Hensman et al. 2013; 2015) with a per-point correction of the ELBO, minibatches of
+    ``train.batch_size``, in plain torch (the algebra of GPflow's and gpytorch's whitened SVGP; a test holds it equal
+    to gpytorch's ``VariationalStrategy`` and ``VariationalELBO``).
 
-    Per point: E_q log N(y_i | f_i, σ²) + correction(d_i, σ²); the whole objective per training
-    point is mean_B[...] − KL/N, the minibatch estimate of the full bound divided by N.
+    u = L v with K_uu + jitter·I = L Lᵀ and q(v) = N(m, S), S = L_S L_Sᵀ (L_S lower triangular, its diagonal kept
+    positive by softplus). For a point x_i with a_i = L⁻¹ k_u(x_i): q(f_i) = N(a_iᵀm, d_i + a_iᵀ S a_i), where
+    d_i = k_ii − a_iᵀa_i; per point E_q log N(y_i | f_i, σ²) = −½ log 2πσ² − [(y_i − a_iᵀm)² + d_i + a_iᵀSa_i]/(2σ²),
+    plus correction(d_i, σ²); KL[q(v) || N(0, I)] = ½ (tr S + mᵀm − M − log det S). The objective per training
+    point is mean_B[...] − KL/N, the minibatch estimate of the full bound divided by N. q(v) starts at the prior
+    (m = 0, S = I), as gpytorch's and GPflow's do.
     """
+
+    optimiser = "adam"
 
     def __init__(self, train, correction, *, jitter: float, generator_seed: int):
         self.x, self.y = tensor(train.x), tensor(train.y)
-        self.model = _SVGPModel(tensor(train.inducing).clone(), make_kernel(self.x.shape[1], train.init), jitter).to(DTYPE)
+        self.kernel = make_kernel(self.x.shape[1], train.init)
         self.likelihood = make_likelihood(train.init)
+        self.z = torch.nn.Parameter(tensor(train.inducing).clone())
+        m = self.z.shape[0]
+        self.q_mean = torch.nn.Parameter(torch.zeros(m, dtype=DTYPE))
+        # L_S = tril(raw, −1) + diag(softplus(raw_diag)); softplus(raw_diag) = 1 at the start (S = I)
+        self.q_raw = torch.nn.Parameter(torch.zeros(m, m, dtype=DTYPE))
+        self.q_raw_diag = torch.nn.Parameter(torch.full((m,), math.log(math.expm1(1.0)), dtype=DTYPE))
         self.correction, self.jitter = correction, jitter
         self.batch_size = min(int(train.batch_size), self.x.shape[0])
         self.generator = torch.Generator().manual_seed(generator_seed)
         self._order, self._next = None, 0
 
     def parameters(self):
-        return [*self.model.parameters(), *self.likelihood.parameters()]
+        return [*self.kernel.parameters(), *self.likelihood.parameters(), self.z, self.q_mean, self.q_raw,
+                self.q_raw_diag]
+
+    def q_chol(self) -> torch.Tensor:
+        return torch.tril(self.q_raw, -1) + torch.diag(torch.nn.functional.softplus(self.q_raw_diag))
 
     def _batch(self) -> torch.Tensor:
         n = self.x.shape[0]
@@ -201,72 +211,80 @@ class UncollapsedTrainable(Trainable):
         self._next += self.batch_size
         return index
 
-    def point_terms(self, x, y) -> torch.Tensor:
-        """E_q log N(y_i | f_i, σ²) + correction(d_i, σ²) for each row (the q(f_i) variance holds d_i + r_i)."""
+    def point_terms(self, x, y, chol=None) -> torch.Tensor:
+        """E_q log N(y_i | f_i, σ²) + correction(d_i, σ²) for each row."""
         noise = self.likelihood.noise.squeeze()
-        q_f = self.model(x)
-        expected = self.likelihood.expected_log_prob(y, q_f)
-        strategy = self.model.variational_strategy
-        d = conditional_variance(self.model.covar_module, strategy.inducing_points, x, self.jitter)
+        chol = chol_kuu(self.kernel, self.z, self.jitter) if chol is None else chol
+        a = torch.linalg.solve_triangular(chol, self.kernel(self.z, x).to_dense(), upper=False)  # (M, B)
+        d = (self.kernel(x, diag=True) - a.square().sum(0)).clamp_min(0.0)
+        mean = a.T @ self.q_mean
+        r = (self.q_chol().T @ a).square().sum(0)
+        expected = -0.5 * (LOG_2PI + torch.log(noise)) - 0.5 * ((y - mean).square() + d + r) / noise
         return expected + self.correction(d, noise)
 
     def kl(self) -> torch.Tensor:
-        return self.model.variational_strategy.kl_divergence()
+        chol_s = self.q_chol()
+        m = self.q_mean.shape[0]
+        return 0.5 * (chol_s.square().sum() + self.q_mean @ self.q_mean - m
+                      - 2.0 * torch.log(torch.diagonal(chol_s)).sum())
 
     def objective_per_point(self, index=None) -> torch.Tensor:
         n = self.x.shape[0]
+        chol = chol_kuu(self.kernel, self.z, self.jitter)
         if index is None:
-            total = sum(self.point_terms(self.x[i:i + 4096], self.y[i:i + 4096]).sum() for i in range(0, n, 4096))
+            total = sum(self.point_terms(self.x[i:i + 4096], self.y[i:i + 4096], chol).sum() for i in range(0, n, 4096))
             return (total - self.kl()) / n
-        return self.point_terms(self.x[index], self.y[index]).mean() - self.kl() / n
+        return self.point_terms(self.x[index], self.y[index], chol).mean() - self.kl() / n
 
     def step_loss(self):
-        self.model.train()
         return -self.objective_per_point(self._batch())
 
     def bound(self):
-        self.model.train()
         with torch.no_grad():
             return float(self.objective_per_point())
 
-    def set_optimal_q(self) -> None:
-        """q(u) = the collapsed optimum at the current hyper-parameters, whitened: m = B⁻¹Ay/σ, S = B⁻¹."""
+    def optimal_q(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The collapsed optimum of q(v) at the current hyper-parameters, whitened: m = B⁻¹Ay/σ, S = B⁻¹ (its L_S)."""
         with torch.no_grad():
-            strategy = self.model.variational_strategy
             noise = self.likelihood.noise.squeeze()
-            terms = collapsed_terms(self.model.covar_module, strategy.inducing_points, self.x, self.y, noise, self.jitter)
-            b_inv = torch.cholesky_inverse(terms.chol_b)
+            terms = collapsed_terms(self.kernel, self.z, self.x, self.y, noise, self.jitter)
             mean = torch.linalg.solve_triangular(terms.chol_b.T, terms.c.unsqueeze(-1), upper=True).squeeze(-1)
-            distribution = strategy._variational_distribution
-            distribution.variational_mean.copy_(mean)
-            distribution.chol_variational_covar.copy_(torch.linalg.cholesky(b_inv))
-            strategy.variational_params_initialized.fill_(1)  # else the first call resets q(u) to the prior
+            return mean, torch.linalg.cholesky(torch.cholesky_inverse(terms.chol_b))
+
+    def set_q(self, mean, chol_s) -> None:
+        with torch.no_grad():
+            self.q_mean.copy_(mean)
+            self.q_raw.copy_(torch.tril(chol_s, -1))
+            diag = torch.diagonal(chol_s)
+            self.q_raw_diag.copy_(diag + torch.log(-torch.expm1(-diag)))  # softplus⁻¹
 
     def bound_at_init(self):
-        strategy = self.model.variational_strategy
-        saved = {k: v.clone() for k, v in strategy.state_dict().items()}
-        self.set_optimal_q()
+        saved = (self.q_mean.detach().clone(), self.q_chol().detach().clone())
+        self.set_q(*self.optimal_q())
         value = self.bound()
-        strategy.load_state_dict(saved)  # training starts from gpytorch's own initial q(u), as SVGP's does
+        self.set_q(*saved)  # training starts from the prior q(v), as SVGP's does
         return value
 
     def predict(self, x_new):
-        self.model.eval()
         with torch.no_grad():
-            q_f = self.model(tensor(x_new))
-            mean, var = q_f.mean, q_f.variance
-        self.model.train()
+            x_new = tensor(x_new)
+            chol = chol_kuu(self.kernel, self.z, self.jitter)
+            a = torch.linalg.solve_triangular(chol, self.kernel(self.z, x_new).to_dense(), upper=False)
+            mean = a.T @ self.q_mean
+            var = self.kernel(x_new, diag=True) - a.square().sum(0) + (self.q_chol().T @ a).square().sum(0)
         return mean.numpy(), var.clamp_min(0.0).numpy()
 
 
 @dataclass
 class FittedGP:
     """What a method of ``gp.regression`` returns: its final and initial bound per training point, the learned
-    noise variance, and the predictive of f (mean, marginal variance) at any inputs."""
+    noise variance, its training curve (the bound at 10 fractions of the steps it ran) and the predictive of f
+    (mean, marginal variance) at any inputs."""
 
     bound: float
     initial_bound: float
     noise_variance: float
+    training: object  # harness.tasks.training.TrainingLog
     trainable: Trainable
 
     def predict(self, x_new) -> tuple[np.ndarray, np.ndarray]:
@@ -274,17 +292,62 @@ class FittedGP:
             return self.trainable.predict(x_new)
 
 
+def lbfgs_step(parameters, loss_fn):
+    """One L-BFGS iteration (strong Wolfe line search, history 50) per call: the optimiser keeps its memory between
+    calls, so calling it k times is k iterations of one L-BFGS run."""
+    optimizer = torch.optim.LBFGS(parameters, lr=1.0, max_iter=1, max_eval=26, history_size=50,
+                                      line_search_fn="strong_wolfe")
+
+    def closure():
+        optimizer.zero_grad(set_to_none=False)
+        try:
+            loss = loss_fn()
+        except torch.linalg.LinAlgError:  # a trial step of the line search so far out that K_uu is not PD
+            return rejected_trial(parameters)
+        if not torch.isfinite(loss):
+            return rejected_trial(parameters)
+        loss.backward()
+        return loss
+
+    return lambda: optimizer.step(closure)
+
+
+REJECTED_LOSS = 1e10
+
+
+def rejected_trial(parameters) -> torch.Tensor:
+    """What a trial point of L-BFGS's line search where the objective cannot be evaluated returns: a loss far above
+    any the training has seen (so the line search shrinks its step back towards the last point), no gradient."""
+    for p in parameters:
+        if p.grad is not None:
+            p.grad.zero_()
+    return torch.tensor(REJECTED_LOSS, dtype=DTYPE)
+
+
+def adam_step(parameters, loss_fn, lr: float):
+    optimizer = torch.optim.Adam(parameters, lr=float(lr))
+
+    def step():
+        optimizer.zero_grad(set_to_none=True)
+        loss = loss_fn()
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
 def train_model(method, train, context) -> FittedGP:
-    """Build the method's model, record its bound at the shared initialisation, train it with Adam, return it fitted."""
+    """Build the method's model, record its bound at the shared initialisation, train it to its plateau, return it."""
+    from harness.tasks.gp.plateau import ADAM_EVERY, ADAM_MIN_STEPS, LBFGS_EVERY, LBFGS_MIN_STEPS, train_to_plateau
+
     model = method.build(train, context)
     with model.settings():
         initial = model.bound_at_init()
-        optimizer = torch.optim.Adam(model.parameters(), lr=float(train.lr))
-        for _ in range(int(train.iterations)):
-            optimizer.zero_grad(set_to_none=True)
-            loss = model.step_loss()
-            loss.backward()
-            optimizer.step()
-        final = model.bound()
-        fitted = FittedGP(final, initial, model.noise_variance(), model)
+        if model.optimiser == "lbfgs":
+            log = train_to_plateau(lbfgs_step(model.parameters(), model.step_loss), model.bound, every=1,
+                                   min_steps=LBFGS_MIN_STEPS, max_steps=int(train.lbfgs_iterations))
+        else:
+            log = train_to_plateau(adam_step(model.parameters(), model.step_loss, train.lr), model.bound,
+                                   every=ADAM_EVERY, min_steps=ADAM_MIN_STEPS, max_steps=int(train.iterations))
+        fitted = FittedGP(log.final, initial, model.noise_variance(), log, model)
     return fitted

@@ -32,9 +32,13 @@ from typing import Any, Protocol
 import numpy as np
 
 from harness.tasks.base import Context, DataError, DataUnavailable, Task, WorkerCache
+from harness.tasks.evaluation import Evaluation
+from harness.tasks.gp.plateau import LBFGS_EVERY, LBFGS_MIN_STEPS, train_to_plateau
+from harness.tasks.training import TrainingLog
 
 INIT = {"lengthscale": 1.0, "outputscale": 1.0, "noise": 0.1}  # standardised inputs and targets
 _REFERENCES = WorkerCache(16)
+INIT_EXACT_MAX = 20000  # log p(y) at the start (one Cholesky of N × N) up to this N; init_under_exact beyond it is left out
 
 
 @dataclass(frozen=True)
@@ -45,9 +49,10 @@ class TrainingSet:
     y: np.ndarray
     inducing: np.ndarray
     init: dict
-    iterations: int
+    iterations: int  # Adam's most steps (the minibatch bounds)
     lr: float
     batch_size: int
+    lbfgs_iterations: int = 1000  # L-BFGS's most iterations (the full-batch bounds)
 
 
 @dataclass(frozen=True)
@@ -67,6 +72,7 @@ class FittedGP(Protocol):
     bound: float  # the objective on the whole training set after training, per point
     initial_bound: float  # the same at the shared initialisation (uncollapsed bounds: at their optimal q(u))
     noise_variance: float
+    training: TrainingLog  # the objective "bound" at 10 fractions of the steps the training ran
 
     def predict(self, x_new) -> tuple[np.ndarray, np.ndarray]:
         """Mean and marginal variance of the latent f at ``x_new`` (numpy arrays, shape (n,))."""
@@ -77,15 +83,17 @@ class GPRegressor(Protocol):
     """What a method of this task implements."""
 
     def fit(self, train: TrainingSet, context: Context) -> FittedGP:
-        """Train from ``train.init`` and ``train.inducing`` with Adam at ``train.lr`` for ``train.iterations`` steps."""
+        """Train from ``train.init`` and ``train.inducing`` to the plateau (:func:`harness.tasks.gp.plateau.
+        train_to_plateau`): L-BFGS for a full-batch objective, Adam at ``train.lr`` for a minibatch one."""
         ...
 
 
 # --------------------------------------------------------------------------- data
 
 
-def _budget(num_inducing, iterations, lr, batch_size) -> None:
-    for name, value in (("num_inducing", num_inducing), ("iterations", iterations), ("batch_size", batch_size)):
+def _budget(num_inducing, iterations, lr, batch_size, lbfgs_iterations) -> None:
+    for name, value in (("num_inducing", num_inducing), ("iterations", iterations), ("batch_size", batch_size),
+                        ("lbfgs_iterations", lbfgs_iterations)):
         if int(value) < 1:
             raise DataError(f"{name} = {value}: expected a positive integer")
     if not float(lr) > 0:
@@ -107,8 +115,8 @@ def kmeans_inducing(x: np.ndarray, m: int, rng: np.random.Generator) -> np.ndarr
 
 
 def _assemble(context: Context, instance: str, x: np.ndarray, y: np.ndarray, *, n_train: int, n_val: int, n_test: int,
-              num_inducing: int, iterations: int, lr: float, batch_size: int, exact_max: int,
-              rng: np.random.Generator) -> RegressionData:
+              num_inducing: int, iterations: int, lr: float, batch_size: int, lbfgs_iterations: int,
+              exact_max: int, rng: np.random.Generator) -> RegressionData:
     """Shuffle, split train/val/test, standardise by the training part, pick the inducing inputs."""
     order = rng.permutation(x.shape[0])
     x, y = x[order], y[order]
@@ -131,15 +139,16 @@ def _assemble(context: Context, instance: str, x: np.ndarray, y: np.ndarray, *, 
         return (a - y_mean) / y_std
 
     inducing = kmeans_inducing(xs(tx), num_inducing, rng)
-    train = TrainingSet(xs(tx), ys(ty), inducing, dict(INIT), int(iterations), float(lr), int(batch_size))
+    train = TrainingSet(xs(tx), ys(ty), inducing, dict(INIT), int(iterations), float(lr), int(batch_size),
+                        int(lbfgs_iterations))
     return RegressionData(train, xs(vx), ys(vy), xs(sx), ys(sy), instance, int(exact_max))
 
 
 def snelson_like(context: Context, *, n_train: int = 200, n_val: int = 100, n_test: int = 500, noise: float = 0.3,
-                 num_inducing: int = 5, iterations: int = 300, lr: float = 0.05, batch_size: int = 256,
-                 exact_max: int = 4000) -> RegressionData:
+                 num_inducing: int = 5, iterations: int = 10000, lr: float = 0.05, batch_size: int = 256,
+                 lbfgs_iterations: int = 1000, exact_max: int = 4000) -> RegressionData:
     """1-D: f(x) = sin(2.7x) + 0.5 sin(6.1x + 1) + 0.3 cos(0.9x) on x ~ U(0, 6), y = f + N(0, noise²)."""
-    _budget(num_inducing, iterations, lr, batch_size)
+    _budget(num_inducing, iterations, lr, batch_size, lbfgs_iterations)
     n = int(n_train) + int(n_val) + int(n_test)
     instance = f"snelson-like:n{n_train}/{n_val}/{n_test}:noise{noise}"
     rng = _instance_context(context, instance).rng("data")
@@ -148,7 +157,7 @@ def snelson_like(context: Context, *, n_train: int = 200, n_val: int = 100, n_te
     y = f + float(noise) * rng.standard_normal(n)
     return _assemble(context, instance, x, y, n_train=int(n_train), n_val=int(n_val), n_test=int(n_test),
                      num_inducing=num_inducing, iterations=iterations, lr=lr, batch_size=batch_size,
-                     exact_max=exact_max, rng=rng)
+                     lbfgs_iterations=lbfgs_iterations, exact_max=exact_max, rng=rng)
 
 
 def arm_distance(angles: np.ndarray, lengths: np.ndarray, target: np.ndarray) -> np.ndarray:
@@ -159,11 +168,11 @@ def arm_distance(angles: np.ndarray, lengths: np.ndarray, target: np.ndarray) ->
 
 
 def kin_arm(context: Context, *, n_train: int = 1000, n_val: int = 200, n_test: int = 1000, noise: float = 0.05,
-            num_inducing: int = 16, iterations: int = 300, lr: float = 0.05, batch_size: int = 256,
-            exact_max: int = 4000) -> RegressionData:
+            num_inducing: int = 16, iterations: int = 10000, lr: float = 0.05, batch_size: int = 256,
+            lbfgs_iterations: int = 1000, exact_max: int = 4000) -> RegressionData:
     """8-D, kin40k-like: joint angles ~ U(−π/4, π/4)⁸, links of length 1, 0.9, …, 0.3, the distance of the end
     effector from the point (3, 3), plus N(0, noise²)."""
-    _budget(num_inducing, iterations, lr, batch_size)
+    _budget(num_inducing, iterations, lr, batch_size, lbfgs_iterations)
     n = int(n_train) + int(n_val) + int(n_test)
     instance = f"kin-arm:n{n_train}/{n_val}/{n_test}:noise{noise}"
     rng = _instance_context(context, instance).rng("data")
@@ -172,15 +181,16 @@ def kin_arm(context: Context, *, n_train: int = 1000, n_val: int = 200, n_test: 
     y = arm_distance(angles, lengths, np.array([3.0, 3.0])) + float(noise) * rng.standard_normal(n)
     return _assemble(context, instance, angles, y, n_train=int(n_train), n_val=int(n_val), n_test=int(n_test),
                      num_inducing=num_inducing, iterations=iterations, lr=lr, batch_size=batch_size,
-                     exact_max=exact_max, rng=rng)
+                     lbfgs_iterations=lbfgs_iterations, exact_max=exact_max, rng=rng)
 
 
 def diabetes_gp(context: Context, *, val_fraction: float = 0.1, test_fraction: float = 0.2, num_inducing: int = 16,
-                iterations: int = 300, lr: float = 0.05, batch_size: int = 256, exact_max: int = 4000) -> RegressionData:
+                iterations: int = 10000, lr: float = 0.05, batch_size: int = 256,
+                lbfgs_iterations: int = 1000, exact_max: int = 4000) -> RegressionData:
     """scikit-learn's bundled diabetes (442 × 10): the seed draws the train/validation/test split."""
     from sklearn.datasets import load_diabetes
 
-    _budget(num_inducing, iterations, lr, batch_size)
+    _budget(num_inducing, iterations, lr, batch_size, lbfgs_iterations)
     x, y = load_diabetes(return_X_y=True)
     n = x.shape[0]
     n_test, n_val = int(round(float(test_fraction) * n)), int(round(float(val_fraction) * n))
@@ -188,7 +198,7 @@ def diabetes_gp(context: Context, *, val_fraction: float = 0.1, test_fraction: f
     rng = _instance_context(context, instance).rng("data")
     return _assemble(context, instance, x.astype(np.float64), y.astype(np.float64), n_train=n - n_val - n_test,
                      n_val=n_val, n_test=n_test, num_inducing=num_inducing, iterations=iterations, lr=lr,
-                     batch_size=batch_size, exact_max=exact_max, rng=rng)
+                     batch_size=batch_size, lbfgs_iterations=lbfgs_iterations, exact_max=exact_max, rng=rng)
 
 
 def read_regression_csv(path: Path, target: str | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -236,12 +246,13 @@ def read_regression_csv(path: Path, target: str | None = None) -> tuple[np.ndarr
 
 def uci_csv(context: Context, *, file: str = "pol", root: str | None = None, target: str | None = None,
             max_train: int | None = None, test_fraction: float = 0.1, val_fraction: float = 0.1,
-            num_inducing: int = 64, iterations: int = 1000, lr: float = 0.01, batch_size: int = 1024,
+            num_inducing: int = 64, iterations: int = 10000, lr: float = 0.01, batch_size: int = 1024,
+            lbfgs_iterations: int = 1000,
             exact_max: int = 4000) -> RegressionData:
     """A UCI regression set, ``DATA_DIR/uci/<file>.csv`` (or ``root/<file>.csv``): header row, numeric columns, the
     target ``target`` or the last column. The seed draws the test and validation fractions and, with ``max_train``,
     a subsample of the rest for training."""
-    _budget(num_inducing, iterations, lr, batch_size)
+    _budget(num_inducing, iterations, lr, batch_size, lbfgs_iterations)
     folder = Path(root) if root else (Path(context.data_dir) / "uci" if context.data_dir else None)
     if folder is None:
         raise DataUnavailable(f"uci-csv ({file}): no --data-dir given; it reads DATA_DIR/uci/{file}.csv")
@@ -257,7 +268,8 @@ def uci_csv(context: Context, *, file: str = "pol", root: str | None = None, tar
     instance = f"uci:{file}:target{target}:max{max_train}:val{val_fraction}:test{test_fraction}"
     rng = _instance_context(context, instance).rng("data")
     return _assemble(context, instance, x, y, n_train=n_train, n_val=n_val, n_test=n_test, num_inducing=num_inducing,
-                     iterations=iterations, lr=lr, batch_size=batch_size, exact_max=exact_max, rng=rng)
+                     iterations=iterations, lr=lr, batch_size=batch_size, lbfgs_iterations=lbfgs_iterations,
+                     exact_max=exact_max, rng=rng)
 
 
 def write_regression_csv(path: Path, rows: int, *, columns: int = 3, seed: int = 0) -> Path:
@@ -289,17 +301,62 @@ def exact_log_marginal(x, y, lengthscale, outputscale, noise):
     return -0.5 * (y @ alpha) - torch.log(torch.diagonal(chol)).sum() - 0.5 * n * math.log(2 * math.pi)
 
 
-def exact_reference(data: RegressionData, context: Context) -> float:
-    """The noise variance σ²_exact of the task's own exact GP: the same initial values, Adam, lr and iterations.
+def ard_kernel(a, b, lengthscale, outputscale):
+    """The ARD squared-exponential kernel matrix k(a, b) (torch)."""
+    import torch
+
+    sa, sb = a / lengthscale, b / lengthscale
+    sq = (sa.square().sum(1, keepdim=True) + sb.square().sum(1) - 2 * sa @ sb.T).clamp_min(0.0)
+    return outputscale * torch.exp(-0.5 * sq)
+
+
+def reference_bounds(train: TrainingSet, exact_max: int, jitter: float = 1e-6) -> dict[str, float]:
+    """The task's own values, per training point, of Titsias's and Artemev et al.'s collapsed bounds and (where
+    N ≤ ``exact_max``) of log p(y), at the shared initial hyper-parameters and inducing inputs (torch, O(NM²)).
+
+    Written apart from every method's code so that the checks on a method's ``bound_at_init`` compare it with an
+    independent computation: whatever the data, F_new ≥ F_art ≥ F_old (log(1 + a) ≤ a and Jensen) and log p(y) is
+    above every bound at the same hyper-parameters.
+    """
+    import torch
+
+    x, y, z = (torch.as_tensor(a, dtype=torch.float64) for a in (train.x, train.y, train.inducing))
+    n, m = x.shape[0], z.shape[0]
+    ls = torch.full((x.shape[1],), float(train.init["lengthscale"]), dtype=torch.float64)
+    os_, noise = float(train.init["outputscale"]), float(train.init["noise"])
+    with torch.no_grad():
+        chol = torch.linalg.cholesky(ard_kernel(z, z, ls, os_) + jitter * torch.eye(m, dtype=torch.float64))
+        a = torch.linalg.solve_triangular(chol, ard_kernel(z, x, ls, os_), upper=False) / math.sqrt(noise)
+        chol_b = torch.linalg.cholesky(torch.eye(m, dtype=torch.float64) + a @ a.T)
+        c = torch.linalg.solve_triangular(chol_b, (a @ y).unsqueeze(-1), upper=False).squeeze(-1) / math.sqrt(noise)
+        dtc = float(-0.5 * n * math.log(2 * math.pi) - torch.log(torch.diagonal(chol_b)).sum()
+                    - 0.5 * n * math.log(noise) - 0.5 * (y @ y) / noise + 0.5 * (c @ c))
+        d = (os_ - noise * a.square().sum(0)).clamp_min(0.0)
+        trace = float(d.sum()) / noise
+        out = {"titsias": (dtc - 0.5 * trace) / n, "artemev": (dtc - 0.5 * n * math.log1p(trace / n)) / n}
+        if n <= exact_max:
+            out["exact"] = float(exact_log_marginal(x, y, ls, torch.tensor(os_, dtype=torch.float64),
+                                                    torch.tensor(noise, dtype=torch.float64))) / n
+    return out
+
+
+@dataclass(frozen=True)
+class ExactReference:
+    noise: float  # σ²_exact
+    training: TrainingLog  # its log p(y) per point at 10 fractions of the L-BFGS iterations it ran
+
+
+def exact_reference(data: RegressionData, context: Context) -> ExactReference:
+    """The noise variance σ²_exact of the task's own exact GP, from the same initial values, trained to its plateau
+    by the rule every method follows (L-BFGS, :func:`harness.tasks.gp.plateau.train_to_plateau`).
 
     The task's own code (pure torch, not a method's): the reference does not move with a bug in
     a baseline. Each positive value is softplus of a free parameter (the noise plus a floor of
-    1e-4), gpytorch's default constraints, so Adam takes the same path as a gpytorch exact GP.
-    Cached per worker.
+    1e-4), gpytorch's default constraints, as the exact-gp method's. Cached per worker.
     """
     train = data.train
 
-    def fit() -> float:
+    def fit() -> ExactReference:
         import torch
         from torch.nn.functional import softplus
 
@@ -317,15 +374,37 @@ def exact_reference(data: RegressionData, context: Context) -> float:
         floor = 1e-4
         raw_ls, raw_os = free(train.init["lengthscale"], x.shape[1]), free(train.init["outputscale"])
         raw_noise = free(train.init["noise"] - floor)
-        optimizer = torch.optim.Adam([raw_ls, raw_os, raw_noise], lr=train.lr)
-        for _ in range(train.iterations):
-            optimizer.zero_grad()
-            value = exact_log_marginal(x, y, softplus(raw_ls), softplus(raw_os), softplus(raw_noise) + floor)
-            (-value / x.shape[0]).backward()
-            optimizer.step()
-        return float(softplus(raw_noise.detach()) + floor)
+        parameters = [raw_ls, raw_os, raw_noise]
 
-    key = (data.instance, context.seed, context.split, train.iterations, train.lr, data.exact_max)
+        def objective():
+            return exact_log_marginal(x, y, softplus(raw_ls), softplus(raw_os), softplus(raw_noise) + floor) / x.shape[0]
+
+        optimizer = torch.optim.LBFGS(parameters, lr=1.0, max_iter=1, max_eval=26, history_size=50,
+                                      line_search_fn="strong_wolfe")
+
+        def closure():
+            optimizer.zero_grad(set_to_none=False)
+            try:
+                loss = -objective()
+            except torch.linalg.LinAlgError:
+                loss = None
+            if loss is None or not torch.isfinite(loss):  # a line-search trial too far out: reject it, no gradient
+                for p in parameters:
+                    if p.grad is not None:
+                        p.grad.zero_()
+                return torch.tensor(1e10, dtype=torch.float64)
+            loss.backward()
+            return loss
+
+        def value():
+            with torch.no_grad():
+                return float(objective())
+
+        log = train_to_plateau(lambda: optimizer.step(closure), value, every=LBFGS_EVERY, min_steps=LBFGS_MIN_STEPS,
+                               max_steps=train.lbfgs_iterations, name="exact_reference_bound")
+        return ExactReference(float(softplus(raw_noise.detach()) + floor), log)
+
+    key = (data.instance, context.seed, context.split, train.lbfgs_iterations, data.exact_max)
     return _REFERENCES.get_or_build(key, fit)
 
 
@@ -340,9 +419,10 @@ class GPRegressionTask(Task):
     """Train by the method's bound on the dataset's budget, then score the predictive and the learned noise."""
 
     name = "gp.regression"
-    version = "1"
+    version = "2"  # 2: every training runs to its plateau (L-BFGS or Adam) and keeps its curve; the init checks
     metrics = ("bound", "bound_at_init", "test_log_likelihood", "rmse", "noise_variance", "noise_log_ratio_to_exact",
-               "fit_seconds")
+               "fit_seconds", "training_steps", "exact_reference_bound", "init_over_titsias", "init_over_artemev",
+               "init_under_exact")
     protocol = GPRegressor
     framework = "torch"
 
@@ -350,7 +430,7 @@ class GPRegressionTask(Task):
         """Small configurations for the conformance test; ``uci-csv`` reads a generated CSV written in ``workdir``."""
         root = Path(workdir) / "gp-data"
         write_regression_csv(root / "tiny.csv", 80)
-        small = {"num_inducing": 4, "iterations": 3, "batch_size": 16}
+        small = {"num_inducing": 4, "iterations": 250, "lbfgs_iterations": 10, "batch_size": 16}
         return {
             "snelson-like": {"n_train": 40, "n_val": 10, "n_test": 20, **small},
             "kin-arm": {"n_train": 40, "n_val": 10, "n_test": 20, **small},
@@ -358,29 +438,40 @@ class GPRegressionTask(Task):
             "uci-csv": {"file": "tiny", "root": str(root), "exact_max": 30, **small},
         }
 
-    def evaluate(self, method: GPRegressor, data: RegressionData, context: Context) -> dict[str, float]:
+    def evaluate(self, method: GPRegressor, data: RegressionData, context: Context) -> Evaluation:
         who = type(method).__name__
         started = time.perf_counter()
         fitted = method.fit(data.train, context)
         fit_s = time.perf_counter() - started
-        for attribute in ("bound", "initial_bound", "noise_variance", "predict"):
+        for attribute in ("bound", "initial_bound", "noise_variance", "training", "predict"):
             if not hasattr(fitted, attribute):
                 raise TypeError(f"{who}.fit returned {type(fitted).__name__}, which has no {attribute}")
+        if not isinstance(fitted.training, TrainingLog) or fitted.training.name != "bound":
+            raise TypeError(f"{who}.fit's training is {fitted.training!r}; expected a TrainingLog named 'bound'")
         x, y = (data.val_x, data.val_y) if context.split == "val" else (data.test_x, data.test_y)
         mean, var_f = (np.asarray(a, dtype=np.float64) for a in fitted.predict(x))
         if mean.shape != y.shape or var_f.shape != y.shape:
             raise TypeError(f"{who}'s predict returned shapes {mean.shape}, {var_f.shape}; expected {y.shape} each")
         noise = float(fitted.noise_variance)
         reference = exact_reference(data, context)
-        return {
+        at_init = reference_bounds(data.train, INIT_EXACT_MAX)
+        initial = float(fitted.initial_bound)
+        metrics = {
             "bound": float(fitted.bound),
-            "bound_at_init": float(fitted.initial_bound),
+            "bound_at_init": initial,
             "test_log_likelihood": float(gaussian_log_density(y, mean, var_f + noise).mean()),
             "rmse": float(np.sqrt(np.mean((y - mean) ** 2))),
             "noise_variance": noise,
-            "noise_log_ratio_to_exact": abs(math.log(noise / reference)),
+            "noise_log_ratio_to_exact": abs(math.log(noise / reference.noise)),
             "fit_seconds": fit_s,
+            "training_steps": float(fitted.training.budget),
+            "exact_reference_bound": reference.training.final,
+            "init_over_titsias": initial - at_init["titsias"],
+            "init_over_artemev": initial - at_init["artemev"],
         }
+        if "exact" in at_init:
+            metrics["init_under_exact"] = at_init["exact"] - initial
+        return Evaluation(metrics, {**fitted.training.curves(), **reference.training.curves()})
 
 
 TASK = GPRegressionTask()

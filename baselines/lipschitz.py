@@ -29,7 +29,7 @@ class CayleyNet(LipschitzClassifier):
 class SOCNet(LipschitzClassifier):
     """Skew-orthogonal layers: dense exp(A − Aᵀ), the convolution as a truncated exponential series (Singla & Feizi 2021)."""
 
-    def __init__(self, *, kernel_size: int = 3, train_terms: int = 6, eval_terms: int = 12, arch: str = "dense",
+    def __init__(self, *, kernel_size: int = 3, train_terms: int = 5, eval_terms: int = 12, arch: str = "dense",
                  width: int = 64, depth: int = 4, channels: int = 16, stages: int = 5, head: str = "lln", loss: str = "la",
                  la_temperature: float = 0.75, la_offset: float = LA_DEFAULTS["la_offset"], la_exponent: float = 5.0,
                  la_alpha: float = 0.25):

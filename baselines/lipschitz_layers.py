@@ -5,8 +5,9 @@
   solve over the frequencies, in the same pad → unitary → crop frame as BRO's;
 * SOC (Singla & Feizi 2021): the dense layer is exp(A − Aᵀ) (``torch.matrix_exp``); the
   convolution is the truncated series Σ_{k≤T} Aᵏx/k! of the skew-symmetric convolution
-  A = conv_K − conv_Kᵀ, K scaled so that ‖A‖ ≤ 1 (a Schur-test bound); its guaranteed
-  bound is then 1 + Σ_{k>T} 1/k!;
+  A = conv_K − conv_Kᵀ, K scaled so that ‖A‖ ≤ 1 (a Schur-test bound), applied as one
+  convolution per term with the skew filter K − flip(Kᵀ); its guaranteed bound is then
+  1 + Σ_{k>T} 1/k!;
 * AOL (Prach & Lampert 2022): W·diag(Σⱼ|WᵀW|ᵢⱼ)^(-1/2), for the convolution with the
   kernel of CᵀC;
 * unconstrained ``nn.Linear`` / ``nn.Conv2d``: no bound.
@@ -102,13 +103,19 @@ class SOCConv2d(CachedWeight):
     """Skew-orthogonal convolution: Σ_{k≤T} Aᵏx/k!, A = conv_K − conv_Kᵀ (zero padding, same size).
 
     K is divided by max(1, 2b), b = √(max_o Σ|K_o··| · max_i Σ|K_·i·|) ≥ ‖conv_K‖, so ‖A‖ ≤ 1.
-    T = ``train_terms`` (6, as SOC trains) in training, ``eval_terms`` (12) at evaluation;
+    conv_Kᵀ (the transposed convolution) is the convolution with K's channels swapped and its
+    taps flipped, so A is one convolution whose filter S = K − flip(Kᵀ) is skew (Sᵀ flipped = −S):
+    the weight is S, and each term costs one convolution rather than a convolution and a transposed one.
+    T = ``train_terms`` in training, ``eval_terms`` (12) at evaluation: 5 powers of A after the identity, as
+    SOC's and BRONet's public codes train (SOC's ``train_terms = 5``; BRONet's 6 counts the identity);
     the bound it guarantees is 1 + Σ_{k>T} 1/k!.
     """
 
-    def __init__(self, channels: int, kernel_size: int = 3, *, train_terms: int = 6, eval_terms: int = 12,
+    def __init__(self, channels: int, kernel_size: int = 3, *, train_terms: int = 5, eval_terms: int = 12,
                  generator: torch.Generator | None = None):
         super().__init__()
+        if kernel_size % 2 == 0:
+            raise ValueError(f"SOC's same-size convolution needs an odd kernel_size; got {kernel_size}")
         self.kernel = nn.Parameter(torch.randn(channels, channels, kernel_size, kernel_size, generator=generator)
                                    / (channels * kernel_size**2))
         self.bias = nn.Parameter(torch.zeros(channels))
@@ -119,16 +126,18 @@ class SOCConv2d(CachedWeight):
         return 1.0 + series_tail(self.train_terms if self.training else self.eval_terms)
 
     def compute_weight(self):
+        """The skew filter S of A = conv_S, from the scaled kernel."""
         k = self.kernel
         bound = torch.sqrt(k.abs().sum(dim=(1, 2, 3)).max() * k.abs().sum(dim=(0, 2, 3)).max())
-        return k / torch.clamp(2.0 * bound, min=1.0)
+        k = k / torch.clamp(2.0 * bound, min=1.0)
+        return k - k.transpose(0, 1).flip(2, 3)
 
     def forward(self, x):
-        k = self.weight()
+        skew = self.weight()
         terms = self.train_terms if self.training else self.eval_terms
         out, term = x, x
         for i in range(1, terms + 1):
-            term = (F.conv2d(term, k, padding=self.padding) - F.conv_transpose2d(term, k, padding=self.padding)) / i
+            term = F.conv2d(term, skew / i, padding=self.padding)  # the 1/i on the small filter, not the activation
             out = out + term
         return out + self.bias[:, None, None]
 

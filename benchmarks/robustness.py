@@ -63,3 +63,32 @@ class OrthogonalDense(TorchKernel):
         self.layer.zero_grad(set_to_none=True)
         self.layer(self.x).square().mean().backward()
         synchronize(self.device)
+
+
+class SkewOrthogonalConv(TorchKernel):
+    """Forward + backward of SOC's convolution in training (5 powers after the identity, as the public SOC codes
+    train), B = 32, 16×16, k = 3, C = 32 and 64, at 1 and 2 CPU threads (issue 29: a convolution and a transposed
+    one per term, and a sixth power, made it 2.3× slower than the official BRONet SOC; one convolution with the skew
+    filter per term halves that, and the fifth power matches its count)."""
+
+    params = ([32, 64], [1, 2])
+    param_names = ["channels", "threads"]
+    version = "1"
+
+    def setup(self, channels, threads):
+        import torch
+
+        from baselines.lipschitz_layers import SOCConv2d
+
+        self.device = self.prepare()
+        if self.device == "cpu":
+            torch.set_num_threads(threads)
+        elif threads != 1:
+            raise NotImplementedError("the thread count is a CPU setting")  # asv: skipped
+        self.layer = SOCConv2d(channels, 3).to(self.device).train()
+        self.x = torch.randn(32, channels, 16, 16, device=self.device)
+
+    def time_forward_backward(self, channels, threads):
+        self.layer.zero_grad(set_to_none=True)
+        self.layer(self.x).square().mean().backward()
+        synchronize(self.device)

@@ -18,6 +18,7 @@ from harness.tasks.robustness.certified import (
 )
 
 torch = pytest.importorskip("torch")
+F = torch.nn.functional
 
 from baselines.lipschitz_layers import (  # noqa: E402  (needs torch)
     AOLConv2d,
@@ -172,6 +173,56 @@ def test_cayley_and_soc_convolutions_preserve_norms():
     out = soc(x) - soc.bias[:, None, None]
     assert torch.allclose(out.flatten(1).norm(dim=1), x.flatten(1).norm(dim=1), rtol=1e-8)
     assert soc.lipschitz_bound == 1 + series_tail(12) and series_tail(12) < 1e-9
+
+
+def soc_by_definition(layer, x):
+    """SOC from its definition: Σ_{k≤T} Aᵏx/k! + b, A = conv_K − conv_Kᵀ (a convolution minus its transpose)."""
+    k = layer.kernel
+    k = k / torch.clamp(2 * torch.sqrt(k.abs().sum(dim=(1, 2, 3)).max() * k.abs().sum(dim=(0, 2, 3)).max()), min=1.0)
+    pad = layer.padding
+    terms = layer.train_terms if layer.training else layer.eval_terms
+    out, power = x, x
+    for i in range(1, terms + 1):
+        power = F.conv2d(power, k, padding=pad) - F.conv_transpose2d(power, k, padding=pad)
+        out = out + power / math.factorial(i)
+    return out + layer.bias[:, None, None]
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_soc_is_the_series_of_a_skew_convolution_and_stays_orthogonal(training):
+    layer = SOCConv2d(5, 3, generator=generator()).double().train(training)
+    with torch.no_grad():
+        layer.kernel.mul_(40)  # past the Schur-bound threshold: the scaling acts and gets a gradient
+        layer.bias.normal_(generator=generator(4))
+    x = torch.randn(3, 5, 7, 7, dtype=torch.float64, generator=generator(3), requires_grad=True)
+    # a linear read-out: ‖exp(A)x‖ hardly moves with K, so the gradient of a norm would cancel to rounding noise
+    probe = torch.randn(3, 5, 7, 7, dtype=torch.float64, generator=generator(5))
+    out, expected = layer(x), soc_by_definition(layer, x)
+    assert float((out - expected).detach().norm() / expected.detach().norm()) < 1e-10
+    if training:
+        grads = torch.autograd.grad((out * probe).sum(), (x, layer.kernel, layer.bias))
+        expected_grads = torch.autograd.grad((expected * probe).sum(), (x, layer.kernel, layer.bias))
+        for grad, expected_grad in zip(grads, expected_grads):
+            assert torch.isfinite(grad).all()
+            assert float((grad - expected_grad).norm() / expected_grad.norm()) < 1e-10
+
+    # the filter is skew: ⟨Au, v⟩ = −⟨u, Av⟩
+    skew = layer.compute_weight().detach()
+    u, v = (torch.randn(2, 5, 7, 7, dtype=torch.float64, generator=generator(s)) for s in (6, 7))
+    au, av = (F.conv2d(z, skew, padding=layer.padding) for z in (u, v))
+    assert torch.allclose((au * v).sum(), -(u * av).sum(), rtol=1e-12, atol=1e-14)
+
+    # orthogonal up to the series' truncation: |‖Wx‖ − ‖x‖| ≤ Σ_{k>T} ‖A‖ᵏ/k! · ‖x‖ with ‖A‖ ≤ 1
+    with torch.no_grad():
+        norms, x_norms = (out - layer.bias[:, None, None]).flatten(1).norm(dim=1), x.flatten(1).norm(dim=1)
+    tail = layer.lipschitz_bound - 1
+    assert ((norms - x_norms).abs() <= tail * x_norms * (1 + 1e-9) + 1e-12).all()
+    assert tail == series_tail(5 if training else 12)  # 5 powers after the identity, as the public SOC codes train
+
+
+def test_soc_needs_an_odd_kernel():
+    with pytest.raises(ValueError, match="odd kernel_size; got 2"):
+        SOCConv2d(4, 2)
 
 
 def test_minmax_is_one_lipschitz():

@@ -14,28 +14,27 @@ def run_synchronised(sampler: Sampler, problem) -> SampleRun:
     state = start(sampler, problem)
     m, d = state["x"].shape
     draws = torch.empty(m, n, d, dtype=torch.float64)
-    iterations = torch.zeros(m, n, dtype=torch.int64)
     loops = torch.zeros(m, n, len(sampler.phases), dtype=torch.int64)
     everyone = torch.ones(m, dtype=torch.bool)
+    one_loop = len(sampler.phases) == 1  # then every chain is always in it: no phase test per iteration
     calls = 0
     for i in range(n):
         if i:
             sampler.begin(state, everyone)
-        active = everyone.clone()
-        used = torch.zeros(m, dtype=torch.int64)
+        active = everyone
         for p, phase in enumerate(sampler.phases):
+            used = torch.zeros(m, dtype=torch.int64)  # this loop's iterations per chain, for this sample
             while True:
-                live = active & (state["phase"] == phase)
+                live = active if one_loop else active & (state["phase"] == phase)
                 if not bool(live.any()):
                     break
                 done = synchronised_iteration(sampler, problem, state, live)
                 calls += 1
-                used += live.to(torch.int64)
-                loops[:, i, p] += live.to(torch.int64)
-                active &= ~done
+                used += live
+                active = active & ~done
+            loops[:, i, p] = used
         draws[:, i] = state["x"]
-        iterations[:, i] = used
-    return SampleRun(draws, iterations, calls, loops)
+    return SampleRun(draws, loops.sum(-1), calls, loops)
 
 
 def synchronised_iteration(sampler: Sampler, problem, state: dict, live):

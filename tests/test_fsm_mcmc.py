@@ -32,14 +32,16 @@ from baselines.mcmc import DelayedRejectionSync, EllipticalSliceSync, SliceSync,
 from components.mcmc_samplers import (  # noqa: E402
     DelayedRejectionMH,
     EllipticalSlice,
+    Sampler,
     SteppingOutSlice,
     chain_keys,
     make_sampler,
     normals,
+    start,
     uniforms,
 )
 from implementations.fsm_mcmc import DelayedRejectionFSM, EllipticalSliceFSM, SliceFSM, run_fsm  # noqa: E402
-from implementations.fsm_mcmc import first_samples  # noqa: E402
+from implementations.fsm_mcmc import first_samples, fsm_step  # noqa: E402
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
@@ -101,6 +103,9 @@ def test_the_invariance_check_catches_a_wrong_kernel():
 class _AcceptAll(DelayedRejectionMH):
     def advance(self, state, lp, mask):
         return super().advance(state, torch.full_like(lp, math.inf), mask)
+
+    def bundled_step(self, state, lp, everyone):  # the FSM's step: DR-MH condenses it, without calling advance
+        return super().bundled_step(state, torch.full_like(lp, math.inf), everyone)
 
 
 def test_delayed_rejection_uses_later_stages():
@@ -294,3 +299,120 @@ def test_task_times_with_repeats_and_cpu_time():
     assert scores["log_cpu_s"] == pytest.approx(math.log(scores["wall_s_cpu"]))
     assert scores["wall_s_spread"] >= 0 and scores["log_cpu_s_spread"] == pytest.approx(
         scores["wall_s_spread"] / scores["wall_s"])
+
+
+# ---------------------------------------------------------------- issue 29: the faster step draws what the old one did
+# The DR-MH blocks and the random stream as they were before the step was made cheaper (every draw hashed from
+# scratch, INIT run after the try on every chain and masked): a slow reference the optimised code must match exactly.
+
+_M32 = 0xFFFFFFFF
+
+
+def _reference_mix(x):
+    x = x & _M32
+    x = x ^ (x >> 16)
+    x = (x * 0x7FEB352D) & _M32
+    x = x ^ (x >> 15)
+    x = (x * 0x846CA68B) & _M32
+    return x ^ (x >> 16)
+
+
+def _reference_uniforms(keys, counter, offset, k):
+    base = _reference_mix(keys ^ _reference_mix(counter + 0x3C6EF372))
+    slots = _reference_mix(torch.arange(offset, offset + k, dtype=torch.int64) * 0x9E3779B9 + 0x632BE5AB)
+    bits = _reference_mix(base[:, None] ^ slots[None, :])
+    return (bits.to(torch.float64) + 0.5) / 2.0**32
+
+
+def _reference_normals(keys, counter, offset, k):
+    u = _reference_uniforms(keys, counter, offset, 2 * k)
+    return torch.sqrt(-2.0 * torch.log(u[:, :k])) * torch.cos(2.0 * math.pi * u[:, k:])
+
+
+def _reference_put(state, mask, **values):
+    for name, value in values.items():
+        old = state[name]
+        state[name] = torch.where(mask.view(-1, *([1] * (old.dim() - 1))), value, old)
+
+
+class _ReferenceDelayedRejection(DelayedRejectionMH):
+    def begin(self, state, mask):
+        eps = _reference_normals(state["keys"], state["counter"], 100, state["x"].shape[1])
+        _reference_put(state, mask, req=state["x"] + self.step * eps, lp_max=torch.full_like(state["lp"], -math.inf),
+                       tries=torch.ones_like(state["tries"]))
+
+    def advance(self, state, lp, mask):
+        lp = torch.nan_to_num(lp, nan=-math.inf)
+        u = _reference_uniforms(state["keys"], state["counter"], 0, 1)[:, 0]
+        floor = torch.exp(state["lp_max"] - state["lp"])
+        accept = u * (1.0 - floor) < torch.exp(lp - state["lp"]) - floor
+        done = mask & (accept | (state["tries"] >= self.max_tries))
+        _reference_put(state, mask & accept, x=state["req"], lp=lp)
+        going = mask & ~done
+        eps = _reference_normals(state["keys"], state["counter"], 200, state["x"].shape[1])
+        _reference_put(state, going, lp_max=torch.maximum(state["lp_max"], lp), tries=state["tries"] + 1,
+                       req=state["req"] + self.step * eps)
+        state["counter"] = state["counter"] + mask.to(torch.int64)
+        return done
+
+    def bundled_step(self, state, lp, everyone):
+        return Sampler.bundled_step(self, state, lp, everyone)  # the try, then INIT masked: no condensing
+
+
+@pytest.mark.parametrize("params", [{}, {"step": 1.0, "max_tries": 5}], ids=["spec", "wide-few-tries"])
+@pytest.mark.parametrize("loader", [standard_normal, funnel], ids=["normal-d1", "funnel-d3"])
+def test_the_optimised_delayed_rejection_draws_what_the_reference_does(loader, params):
+    # the condensed FSM step and the cheaper blocks give bit-identical draws and counts to the slow reference
+    problem = loader(context(loader.__name__, 3), chains=40, samples=25).chains
+    for run in (run_fsm, run_synchronised):
+        new, old = run(DelayedRejectionMH(**params), problem), run(_ReferenceDelayedRejection(**params), problem)
+        assert torch.equal(new.draws, old.draws)
+        assert torch.equal(new.iterations, old.iterations)
+        assert new.density_calls == old.density_calls
+
+
+def test_the_condensed_step_is_the_try_then_init():
+    # from states whose chains are at different draw numbers, tries and stages (d = 3): one condensed step leaves
+    # every entry of the state exactly as the try on every chain followed by INIT on the done ones
+    sampler = DelayedRejectionMH(step=0.7, max_tries=4)
+    problem = normal_problem(np.random.default_rng(4).standard_normal((64, 3)), 10, seed=9)
+    state = start(sampler, problem)
+    masks = torch.as_tensor(np.random.default_rng(5).random((12, 64)) < 0.6)
+    for live in masks:
+        sampler.advance(state, problem.log_density(state["req"]), live)
+    everyone = torch.ones(64, dtype=torch.bool)
+    for _ in range(20):
+        split = {name: value.clone() for name, value in state.items()}
+        done = fsm_step(sampler, problem, state, everyone)
+        assert torch.equal(done, Sampler.bundled_step(sampler, split, problem.log_density(split["req"]), everyone))
+        assert state.keys() == split.keys()
+        for name in state:
+            assert torch.equal(state[name], split[name]), name
+
+
+# Computed with the code before issue 29's change (commit 6eb7c04): 6 chains in 2-D from these starts, 8 samples
+# each; the counts exactly, the last draws to 1e-12 (the transcendental functions may round differently elsewhere).
+_BEFORE = {
+    "drmh": ([[1, 1, 1, 2, 1, 1, 2, 1], [1, 2, 43, 1, 1, 32, 100, 1], [1, 20, 45, 100, 1, 1, 1, 1],
+              [1, 4, 7, 3, 100, 1, 1, 1], [100, 1, 2, 100, 1, 2, 3, 2], [100, 100, 100, 1, 1, 100, 3, 1]],
+             [1.3425618068882645, 1.0678919821869068, 0.5102339942397812, 0.5626916098491154, -2.3022297429561136,
+              1.4023408430273607]),
+    "ess": ([[4, 1, 1, 1, 3, 2, 1, 1], [2, 1, 1, 1, 1, 6, 4, 3], [1, 1, 4, 3, 2, 1, 1, 6], [3, 1, 1, 1, 1, 5, 1, 1],
+             [1, 2, 2, 1, 2, 2, 3, 4], [11, 1, 1, 1, 1, 1, 1, 1]],
+            [-0.1603158079051005, -0.08599905786525164, 0.6218036006098726, 0.3348535280949553, 0.012584738812248086,
+             0.6756498644438883]),
+    "slice": ([[18, 6, 13, 6, 4, 7, 10, 9], [9, 9, 11, 9, 10, 10, 7, 10], [8, 7, 8, 8, 9, 13, 10, 8],
+               [12, 12, 14, 13, 12, 6, 6, 7], [18, 9, 11, 10, 8, 10, 9, 11], [6, 8, 13, 7, 6, 21, 8, 8]],
+              [0.8084097096656355, 1.1227733236308592, 1.1157486410056243, -0.1002811876940465, 0.5312890594530795,
+               -0.25845459315547537]),
+}
+
+
+@pytest.mark.parametrize("kind, sampler", [("drmh", DelayedRejectionMH(step=1.0)), ("ess", EllipticalSlice(2.0)),
+                                           ("slice", SteppingOutSlice(0.5))], ids=["drmh", "ess", "slice"])
+def test_the_samplers_draw_what_they_drew_before(kind, sampler):
+    problem = normal_problem(np.random.default_rng(3).standard_normal((6, 2)), 8, seed=11)
+    iterations, last = _BEFORE[kind]
+    for run in (run_fsm(sampler, problem), run_synchronised(sampler, problem)):
+        assert run.iterations.tolist() == iterations
+        assert run.draws[:, -1, 0].tolist() == pytest.approx(last, rel=1e-12, abs=1e-12)

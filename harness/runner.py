@@ -510,6 +510,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     or device is not here), else ``failed``.
     """
     spec = plan.spec
+    frozen = {**_tuned_before(plan, folder), **frozen}
     params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
               for d, m in plan.pairs}
     pending = [(d, m) for d, m in plan.pairs if plan.tuned(m) and (d.id, m.id) not in frozen]
@@ -543,6 +544,26 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
         if outcome.error:
             errors[pair] = ("skipped", skipped[pair]) if skipped.get(pair) else ("failed", outcome.error)
     return params, errors
+
+
+def _tuned_before(plan: _Plan, folder: Path) -> dict[tuple[str, str], dict]:
+    """The params of each tuned pair whose study ``tuning.json`` records as run to its whole budget under the same
+    name: the same search space, sampler, validation seeds, metric, profile and code (:func:`harness.tuning.
+    study_name`), so tuning again would ask the same trials. A spec whose hash changed elsewhere (a method or a
+    dataset added) keeps the tuned choices of its other pairs without the Optuna storage, which is not committed
+    with the results, and their test cells are recorded again rather than run; an entry written before entries
+    named their study freezes nothing."""
+    from harness.store import read_tuning_summaries
+    from harness.tuning import study_name
+
+    recorded = {(e.get("dataset"), e.get("method")): e for e in read_tuning_summaries(folder)}
+    out = {}
+    for d, m in plan.pairs:
+        entry = recorded.get((d.id, m.id))
+        if (plan.tuned(m) and entry and entry.get("study") == study_name(plan.spec, d, m, plan.code[(d.id, m.id)])
+                and entry.get("trials") == plan.spec.tuning.trials and isinstance(entry.get("chosen"), dict)):
+            out[(d.id, m.id)] = {**m.params, **entry["chosen"]["params"]}
+    return out
 
 
 OTHERS_POLL_S = 0.5  # how often a run that finished its share of a shared study looks at the other runs' trials

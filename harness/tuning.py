@@ -435,7 +435,8 @@ class StudyRun:
         if not complete:
             return None
         return {"dataset": self.dataset.id, "method": self.method.id, "code": self.code,
-                "spec_hash": self.spec.spec_hash, "metric": self.spec.primary_metric, "goal": self.goal,
+                "spec_hash": self.spec.spec_hash, "study": self.study.study_name,
+                "metric": self.spec.primary_metric, "goal": self.goal,
                 **seed_stability(complete, self.study.best_trial.number, list(self.method.search), self.goal)}
 
     def _counted(self) -> list:

@@ -49,6 +49,40 @@ def test_a_rerun_that_freezes_the_params_keeps_the_entry(tuned):
     assert (folder / "tuning.json").read_bytes() == before
 
 
+def _edited(spec, old: str, new: str):
+    text = spec.read_text()
+    assert old in text
+    spec.write_text(text.replace(old, new))
+
+
+def test_a_spec_edited_elsewhere_keeps_the_tuned_choice_without_the_storage(tuned):
+    """A method added (a trivial row, say) changes the spec's hash but not the tuned pair's study: with the Optuna
+    storage gone, as in a fresh clone of committed results, the pair is not tuned again and its test cells are
+    recorded again under the new hash, not run; only the new method's cells run."""
+    spec, folder = tuned
+    (entry,) = read_tuning_summaries(folder)
+    assert entry["study"].startswith("tune/a/toy-tunable/")
+    frozen = _frozen(folder)
+    (folder / "optuna.db").unlink()
+    _edited(spec, "metrics: {primary: toy_score}", "  - {name: toy-constant, kind: baseline}\nmetrics: {primary: toy_score}")
+    (summary,) = _run(spec, folder.parent, "inline")
+    assert not (folder / "optuna.db").exists()  # no study was opened
+    assert summary.statuses == {"ok": 1}  # the new method's one test cell, nothing else
+    assert _frozen(folder)[:2] == frozen * 2  # the tuned cell, recorded again under the new spec hash
+    (again,) = read_tuning_summaries(folder)
+    assert again == entry
+
+
+def test_a_changed_search_space_tunes_again(tuned):
+    spec, folder = tuned
+    (folder / "optuna.db").unlink()
+    _edited(spec, "offset: {float: [-0.2, 0.2]}", "offset: {float: [-0.3, 0.3]}")
+    _run(spec, folder.parent, "inline")
+    assert (folder / "optuna.db").exists()  # another study: the trials would not be the same
+    (entry,) = read_tuning_summaries(folder)
+    assert entry["study"].startswith("tune/a/toy-tunable/") and entry["trials"] == 4
+
+
 def test_the_page_shows_what_another_seed_would_pick_and_nothing_of_other_code(tuned):
     _, folder = tuned
     (entry,) = read_tuning_summaries(folder)

@@ -510,7 +510,8 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     or device is not here), else ``failed``.
     """
     spec = plan.spec
-    frozen = {**_tuned_before(plan, folder), **frozen}
+    if any(plan.tuned(m) and (d.id, m.id) not in frozen for d, m in plan.pairs):  # else nothing to import or read
+        frozen = {**_tuned_before(plan, folder), **frozen}
     params = {(d.id, m.id): frozen.get((d.id, m.id), dict(m.params)) if plan.tuned(m) else dict(m.params)
               for d, m in plan.pairs}
     pending = [(d, m) for d, m in plan.pairs if plan.tuned(m) and (d.id, m.id) not in frozen]

@@ -472,3 +472,43 @@ def test_validating_the_modules_does_not_import_torch():
     code = ("import sys; import harness.tasks.fewshot.cdfss, implementations.dfn; "
             "sys.exit('torch' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+# --------------------------------------------------------------------------- the trivial answers
+
+
+def test_mask_prior_votes_the_support_masks_and_never_reads_the_query():
+    from baselines.mask_prior import MaskPrior
+
+    masks = np.zeros((2, 3, 4, 4), dtype=bool)  # 2 episodes × 3 shots
+    masks[0, 0, :2] = masks[0, 1, :2] = True  # two of three shots: the top half
+    masks[0, 2, 3] = True  # one of three: the bottom row, outvoted
+    masks[1, :, :, 0] = True  # every shot: the first column
+    queries = np.random.default_rng(0).integers(0, 256, (2, 5, 3, 4, 4), dtype=np.uint8)
+    rng = np.random.default_rng(1)
+    out = MaskPrior().segment(None, masks, queries, rng, Context(seed=0))
+    assert out.shape == (2, 5, 4, 4) and out.dtype == bool
+    assert (out[0] == np.arange(4)[:, None].__lt__(2)).all() and (out[1] == (np.arange(4) == 0)[None, :]).all()
+    assert (MaskPrior().segment(None, masks, 255 - queries, rng, Context(seed=0)) == out).all()  # the query unread
+    one_shot = MaskPrior().segment(None, masks[:, :1], queries, rng, Context(seed=0))
+    assert (one_shot == masks[:, :1]).all()  # one shot: the support mask itself
+
+
+def test_the_all_foreground_mask_scores_the_objects_share_of_the_image():
+    from baselines.mask_prior import MaskPrior
+
+    truth = np.zeros((1, 1, 10, 10), dtype=bool)
+    truth[0, 0, :3, :4] = True  # 12 of 100 pixels
+    out = MaskPrior(rule="all").segment(None, truth, np.zeros((1, 1, 3, 10, 10), dtype=np.uint8), None, None)
+    assert out.all() and class_miou(out, truth, np.array([0])) == pytest.approx(0.12)
+    with pytest.raises(ValueError, match="rule = 'half'; expected one of support-mean, all"):
+        MaskPrior(rule="half")
+
+
+def test_mask_prior_embeds_pooled_pixels_of_any_size():
+    from baselines.mask_prior import MaskPrior
+
+    images = np.random.default_rng(0).integers(0, 256, (4, 3, 20, 13), dtype=np.uint8)
+    features = MaskPrior().embed(images, None)
+    assert features.shape == (4, 3 * 8 * 8)
+    assert features[:, 0] == pytest.approx(images[:, 0, :3, :2].mean(axis=(1, 2)) / 255.0)  # the first 3 × 2 block

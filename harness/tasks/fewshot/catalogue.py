@@ -53,6 +53,12 @@ CATALOGUE = {
             "target": "implementations.recit:ReCIT",
             "about": "ViT with patch-shuffle warm-up and channel-FFT amplitude resampling over similar-patch groups (Yi et al., ICML 2025)",
         },
+        "mask-prior": {
+            "task": "fewshot.cdfss",
+            "target": "baselines.mask_prior:MaskPrior",
+            "trivial": True,
+            "about": "the trivial answer: the support masks' majority vote (rule: support-mean) or every pixel foreground (rule: all); never looks at the query",
+        },
         "dfn": {
             "task": "fewshot.cdfss",
             "target": "implementations.dfn:DomainFeatureNavigator",

@@ -292,62 +292,18 @@ class FittedGP:
             return self.trainable.predict(x_new)
 
 
-def lbfgs_step(parameters, loss_fn):
-    """One L-BFGS iteration (strong Wolfe line search, history 50) per call: the optimiser keeps its memory between
-    calls, so calling it k times is k iterations of one L-BFGS run."""
-    optimizer = torch.optim.LBFGS(parameters, lr=1.0, max_iter=1, max_eval=26, history_size=50,
-                                      line_search_fn="strong_wolfe")
-
-    def closure():
-        optimizer.zero_grad(set_to_none=False)
-        try:
-            loss = loss_fn()
-        except torch.linalg.LinAlgError:  # a trial step of the line search so far out that K_uu is not PD
-            return rejected_trial(parameters)
-        if not torch.isfinite(loss):
-            return rejected_trial(parameters)
-        loss.backward()
-        return loss
-
-    return lambda: optimizer.step(closure)
-
-
-REJECTED_LOSS = 1e10
-
-
-def rejected_trial(parameters) -> torch.Tensor:
-    """What a trial point of L-BFGS's line search where the objective cannot be evaluated returns: a loss far above
-    any the training has seen (so the line search shrinks its step back towards the last point), no gradient."""
-    for p in parameters:
-        if p.grad is not None:
-            p.grad.zero_()
-    return torch.tensor(REJECTED_LOSS, dtype=DTYPE)
-
-
-def adam_step(parameters, loss_fn, lr: float):
-    optimizer = torch.optim.Adam(parameters, lr=float(lr))
-
-    def step():
-        optimizer.zero_grad(set_to_none=True)
-        loss = loss_fn()
-        loss.backward()
-        optimizer.step()
-
-    return step
-
-
 def train_model(method, train, context) -> FittedGP:
     """Build the method's model, record its bound at the shared initialisation, train it to its plateau, return it."""
-    from harness.tasks.gp.plateau import ADAM_EVERY, ADAM_MIN_STEPS, LBFGS_EVERY, LBFGS_MIN_STEPS, train_to_plateau
+    from harness.tasks.gp.plateau import adam_to_plateau, lbfgs_to_plateau
 
     model = method.build(train, context)
     with model.settings():
         initial = model.bound_at_init()
         if model.optimiser == "lbfgs":
-            log = train_to_plateau(lbfgs_step(model.parameters(), model.step_loss), model.bound, every=1,
-                                   min_steps=LBFGS_MIN_STEPS, max_steps=int(train.lbfgs_iterations))
+            log = lbfgs_to_plateau(model.parameters(), model.step_loss, model.bound,
+                                   max_steps=int(train.lbfgs_iterations))
         else:
-            log = train_to_plateau(adam_step(model.parameters(), model.step_loss, train.lr), model.bound,
-                                   every=ADAM_EVERY, min_steps=ADAM_MIN_STEPS, max_steps=int(train.iterations))
+            log = adam_to_plateau(model.parameters(), model.step_loss, model.bound, lr=train.lr,
+                                  max_steps=int(train.iterations))
         fitted = FittedGP(log.final, initial, model.noise_variance(), log, model)
     return fitted

@@ -19,11 +19,14 @@ objective by more than the tolerance, or when it ends no better than the metric'
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from typing import Callable
 
 from harness.tasks.evaluation import Curve
 
 TRAINING_POINTS = 10  # the fractions of the budget kept: 1/10, 2/10, ..., 1
+LAST_FIFTH = 0.8  # the audit's reading: the gain from 80% of the budget to its end
 
 
 @dataclass
@@ -66,3 +69,45 @@ class TrainingLog:
         """``{name: Curve}`` for :class:`~harness.tasks.evaluation.Evaluation`: x the fraction of the budget spent."""
         x = sorted(self.kept)
         return {self.name: Curve(x, [self.kept[f] for f in x], x_label=self.x_label, y_label=self.name)}
+
+
+def train_to_plateau(step: Callable[[], object], value: Callable[[], float], *, every: int, min_steps: int,
+                     max_steps: int, tolerance: float, name: str) -> TrainingLog:
+    """Run ``step`` until the objective ``value`` (higher is better) stops improving; its curve, budget = steps run.
+
+    ``min_steps`` and ``max_steps`` are rounded up to multiples of ``10 × every`` (so that a tenth and the last fifth
+    of any budget the rule stops at fall on a kept value); ``max_steps`` wins where it is the smaller. A value that is
+    not finite raises ``FloatingPointError``.
+    """
+    if every < 1 or max_steps < 1:
+        raise ValueError(f"train_to_plateau: every = {every}, max_steps = {max_steps}; both ≥ 1")
+    chunk = 10 * every
+    low, high = -(-max(min_steps, 1) // chunk) * chunk, -(-max_steps // chunk) * chunk
+    values: dict[int, float] = {}
+    done = 0
+    while True:
+        for _ in range(every):
+            step()
+        done += every
+        current = float(value())
+        if not math.isfinite(current):
+            raise FloatingPointError(f"the objective {name} is {current} after {done} steps")
+        values[done] = current
+        if done % chunk == 0 and (done >= high or (done >= low and still_gaining(values, done) <= tolerance)):
+            break
+    log = TrainingLog(name, budget=done)
+    for k, v in values.items():
+        log.record(k - 1, v)
+    return log
+
+
+def still_gaining(values: dict[int, float], done: int) -> float:
+    """The larger of two readings of how much the last fifth of ``done`` steps still gained: the value at the end
+    against the value at 80% (the audit's reading of the curve), and the mean of the values kept in the last fifth
+    against the mean of those in the fifth before (which a minibatch objective's noise cannot make look flat by a
+    lucky last value)."""
+    fifth = done / 5
+    last = [v for k, v in values.items() if done - fifth < k <= done]
+    before = [v for k, v in values.items() if done - 2 * fifth < k <= done - fifth]
+    point = values[done] - values[int(round(LAST_FIFTH * done))]
+    return max(point, sum(last) / len(last) - sum(before) / len(before))

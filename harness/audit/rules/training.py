@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from harness.audit.base import Folder, Rule, claim_methods
 from harness.results_table import texts
-
-LAST_FIFTH = 0.8  # the share of the budget after which the objective should no longer improve beyond the tolerance
+from harness.tasks.training import LAST_FIFTH  # the rule a task's train_to_plateau stops by: one number for both
 
 
 def still_improving(x: list[float], y: list[float], goal: str) -> float | None:

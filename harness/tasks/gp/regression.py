@@ -33,7 +33,7 @@ import numpy as np
 
 from harness.tasks.base import Context, DataError, DataUnavailable, Task, WorkerCache
 from harness.tasks.evaluation import Evaluation
-from harness.tasks.gp.plateau import LBFGS_EVERY, LBFGS_MIN_STEPS, train_to_plateau
+from harness.tasks.gp.plateau import lbfgs_to_plateau
 from harness.tasks.training import TrainingLog
 
 INIT = {"lengthscale": 1.0, "outputscale": 1.0, "noise": 0.1}  # standardised inputs and targets
@@ -379,29 +379,12 @@ def exact_reference(data: RegressionData, context: Context) -> ExactReference:
         def objective():
             return exact_log_marginal(x, y, softplus(raw_ls), softplus(raw_os), softplus(raw_noise) + floor) / x.shape[0]
 
-        optimizer = torch.optim.LBFGS(parameters, lr=1.0, max_iter=1, max_eval=26, history_size=50,
-                                      line_search_fn="strong_wolfe")
-
-        def closure():
-            optimizer.zero_grad(set_to_none=False)
-            try:
-                loss = -objective()
-            except torch.linalg.LinAlgError:
-                loss = None
-            if loss is None or not torch.isfinite(loss):  # a line-search trial too far out: reject it, no gradient
-                for p in parameters:
-                    if p.grad is not None:
-                        p.grad.zero_()
-                return torch.tensor(1e10, dtype=torch.float64)
-            loss.backward()
-            return loss
-
         def value():
             with torch.no_grad():
                 return float(objective())
 
-        log = train_to_plateau(lambda: optimizer.step(closure), value, every=LBFGS_EVERY, min_steps=LBFGS_MIN_STEPS,
-                               max_steps=train.lbfgs_iterations, name="exact_reference_bound")
+        log = lbfgs_to_plateau(parameters, lambda: -objective(), value, max_steps=train.lbfgs_iterations,
+                               name="exact_reference_bound")
         return ExactReference(float(softplus(raw_noise.detach()) + floor), log)
 
     key = (data.instance, context.seed, context.split, train.lbfgs_iterations, data.exact_max)

@@ -1,5 +1,6 @@
 """The baselines of FOOPS on ``moo.preference``: linear scalarisation, FERERO-style and PMTL/EPO-style
-preference-constrained descent, and MGDA. Each takes ``problem.steps`` gradient steps of size ``lr`` from x0."""
+preference-constrained descent, and MGDA. Each takes gradient steps of size ``lr`` from x0, one oracle call a step,
+as many as the problem's budget holds (:meth:`Problem.outer_steps`); and the start itself, the trivial answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -13,42 +14,42 @@ from harness.tasks.moo.preference import min_norm_direction
 class DescentRun:
     x: np.ndarray
     values: np.ndarray
+    spent: np.ndarray
 
 
 def _descend(problem, direction, lr: float) -> DescentRun:
-    """x ← x − lr · direction(F, J, H, ∇H) for ``problem.steps`` steps; F recorded at every iterate."""
+    """x ← x − lr · direction(F, J, H, ∇H), one oracle call per step, for as many steps as the budget holds; F
+    recorded at every iterate evaluated (the final one is the task's to evaluate)."""
     a, b = problem.ray
+    steps = problem.outer_steps(1)
     x = np.array(problem.x0, dtype=np.float64)
-    values = np.empty((problem.steps + 1, 2))
-    for t in range(problem.steps):
+    values = np.empty((steps, 2))
+    for t in range(steps):
         f, jac = problem.objectives(x)
         values[t] = f
         x = x - lr * direction(f, jac, a * f[0] - b * f[1], a * jac[0] - b * jac[1])
-    values[problem.steps] = problem.objectives(x)[0]
-    return DescentRun(x, values)
+    return DescentRun(x, values, np.arange(steps))
 
 
 class LinearScalarisation:
     """Gradient descent on w1 f1 + w2 f2. ``weights: ray`` uses w = (a, b)/(a + b), the weights whose level sets
-    favour the preferred point a f1 = b f2; ``weights: sweep`` runs w1 = 0, 0.1, …, 1 and keeps the run whose final
-    |H| is smallest (the best any fixed weight reaches; ``sweep`` weights, each a full run)."""
+    favour the preferred point a f1 = b f2; ``weights: sweep`` runs w1 = 0, 0.1, …, 1, each run with the whole
+    budget (``runs`` of them: the task gives and counts ``sweep`` times the budget), and keeps the run whose last
+    evaluated |H| is smallest: the best any fixed weight reaches, an oracle baseline."""
 
     def __init__(self, lr: float = 0.1, weights: str = "ray", sweep: int = 11):
         if weights not in ("ray", "sweep"):
             raise ValueError(f"LinearScalarisation: weights = {weights!r}; expected 'ray' or 'sweep'")
         self.lr, self.weights, self.sweep = float(lr), weights, int(sweep)
+        self.runs = self.sweep if weights == "sweep" else 1
 
     def solve(self, problem) -> DescentRun:
         a, b = problem.ray
         grid = [np.array([a, b]) / (a + b)] if self.weights == "ray" else \
             [np.array([w, 1.0 - w]) for w in np.linspace(0.0, 1.0, self.sweep)]
-        best, best_h = None, np.inf
-        for w in grid:
-            run = _descend(problem, lambda f, jac, h, dh: w @ jac, self.lr)
-            h = abs(a * run.values[-1, 0] - b * run.values[-1, 1])
-            if h < best_h:
-                best, best_h = run, h
-        return best
+        runs = [_descend(problem, lambda f, jac, h, dh: w @ jac, self.lr) for w in grid]
+        # chosen on what the method saw: |H| at its last evaluated iterate (none: the start's, equal for all)
+        return min(runs, key=lambda run: abs(a * run.values[-1, 0] - b * run.values[-1, 1]) if len(run.values) else 0.0)
 
 
 class MGDA:
@@ -110,11 +111,10 @@ class ProjectedMGDA:
 
 
 class Start:
-    """The sanity row: no step at all; the start x0 is the final point of every ray."""
+    """The trivial answer: no step and no oracle call; the start x0 is the final point of every ray."""
 
     def __init__(self):
         pass
 
     def solve(self, problem) -> DescentRun:
-        x = np.array(problem.x0, dtype=np.float64)
-        return DescentRun(x, np.tile(problem.objectives(x)[0], (problem.steps + 1, 1)))
+        return DescentRun(np.array(problem.x0, dtype=np.float64), np.empty((0, 2)), np.empty(0, dtype=int))

@@ -11,7 +11,7 @@ class TwoDigitNetwork(CpuKernel):
 
     params = ([600],)
     param_names = ["train"]
-    version = "1"
+    version = "2"  # 2: foops() no longer evaluates F at its final x (the task does, outside the budget): 7 calls, not 8
 
     def setup(self, train):
         from harness.tasks.base import Context
@@ -36,7 +36,7 @@ class ToyRun(CpuKernel):
 
     params = ([20],)
     param_names = ["dim"]
-    version = "1"
+    version = "2"  # 2: foops() no longer evaluates F at its final x: 200 x 22 calls, not one more
 
     def setup(self, dim):
         import numpy as np

@@ -526,7 +526,7 @@ def _tune(plan: _Plan, frozen: dict, storage_option: str | None, folder: Path, e
     studies = {}
     try:
         for d, m in pending:
-            study = StudyRun(spec, d, m, storage, metrics()[spec.primary_metric].goal, plan.code[(d.id, m.id)],
+            study = StudyRun(spec, d, m, storage, metrics()[spec.tuning_metric(d)].goal, plan.code[(d.id, m.id)],
                              lambda trial_params, seed, d=d, m=m: plan.tuning_cell(d, m, trial_params, seed))
             studies[(d.id, m.id)] = study
             bar.add(study.start() * len(spec.tuning.seeds))

@@ -50,7 +50,7 @@ INTERRUPTED_ATTR = "harness_interrupted"  # the run that ran the trial stopped b
 ERROR_ATTR = "error"  # why the method failed the trial: such a FAIL counts toward the budget
 SAMPLER_ATTR = "harness:sampler"  # the sampler just after the trial's params were drawn (a finished ask)
 OVER_BUDGET_ATTR = "harness_over_budget"  # asked after other processes had used up the budget: failed unrun, uncounted
-SEED_VALUES_ATTR = "harness:seed_values"  # a completed trial's [[seed, primary value], ...], in tuning.seeds order
+SEED_VALUES_ATTR = "harness:seed_values"  # a completed trial's [[seed, its tuning metric], ...], in tuning.seeds order
 
 
 @dataclass
@@ -187,11 +187,15 @@ def suggest(trial, name: str, space: dict[str, Any]) -> Any:
 
 
 def study_name(spec: Spec, dataset: DatasetEntry, method: MethodEntry, code: dict[str, str] | None = None) -> str:
-    """The study's name in the storage: a changed space, sampler, budget or code starts a new study."""
+    """The study's name in the storage: a changed space, sampler, budget, tuning metric or code starts a new study.
+
+    The metric is the dataset's tuning metric (:meth:`Spec.tuning_metric`), which is the primary one unless the spec
+    says otherwise: the name of a pair tuned on the primary metric is what it was before tuning metrics could differ,
+    so the studies that ``tuning.json`` entries name keep freezing their pairs."""
     fingerprint = stable_hash({
         "dataset": [dataset.name, dataset.params], "method": [method.name, method.params, method.search],
         "tuning": [spec.tuning.sampler, spec.tuning.sampler_args, list(spec.tuning.seeds), spec.tuning.sampler_seed],
-        "metric": spec.primary_metric, "profile": spec.profile, "task": spec.task,
+        "metric": spec.tuning_metric(dataset), "profile": spec.profile, "task": spec.task,
         "batch": spec.tuning.batch, "code": code or {},
     })[:12]
     return f"{spec.name}/{dataset.id}/{method.id}/{fingerprint}"
@@ -370,7 +374,7 @@ class StudyRun:
         """Tell the whole batch, in trial order: trial number → its cells' results."""
         from optuna.trial import TrialState
 
-        metric = self.spec.primary_metric
+        metric = self.spec.tuning_metric(self.dataset)
         with _ctrl_c_deferred():  # a trial leaves self.running only once it is told
             for number in sorted(results):
                 cells = results[number]
@@ -436,7 +440,7 @@ class StudyRun:
             return None
         return {"dataset": self.dataset.id, "method": self.method.id, "code": self.code,
                 "spec_hash": self.spec.spec_hash, "study": self.study.study_name,
-                "metric": self.spec.primary_metric, "goal": self.goal,
+                "metric": self.spec.tuning_metric(self.dataset), "goal": self.goal,
                 **seed_stability(complete, self.study.best_trial.number, list(self.method.search), self.goal)}
 
     def _counted(self) -> list:

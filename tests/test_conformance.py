@@ -27,6 +27,9 @@ OPTIONAL_METRICS = {
     # times on the timed (Gaussian) datasets
     "causal.pairwise": ("f1_explicit", "f1_implicit", "f1_possible", "f1_non_ancestor", "blanket_recall",
                         "blanket_precision", "seconds", "seconds_cpu", "seconds_spread"),
+    # the distance to the preferred point and whether the end lies on the front, where the dataset knows the Pareto
+    # set (the toy, not the network)
+    "moo.preference": ("preferred_distance", "on_front"),
 }
 
 

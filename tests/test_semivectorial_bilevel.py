@@ -1,10 +1,13 @@
-"""The semivectorial-bilevel spec's task (``moo.preference``): the toy's closed forms, the min-norm weight, the exact
-2-D hypervolume, the network's hand-written gradients, FOOPS's merit function and gradients (Prop 3.3, Danskin),
-the baselines' constrained directions, the loaders' errors, and FOOPS on Ex. 3.12 (the note's numpy check)."""
+"""The semivectorial-bilevel spec's task (``moo.preference``): the toy's closed forms, its preferred point and
+Pareto set, the min-norm weight, the exact 2-D hypervolume, the network's hand-written gradients, the budget of
+oracle calls the task counts and enforces, the drawn starts, FOOPS's merit function and gradients (Prop 3.3,
+Danskin), the baselines' constrained directions, the loaders' errors, FOOPS on Ex. 3.12 (the note's numpy check),
+and the spec's budgets, tuning and claims as issue 29 fixed them."""
 from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,13 +16,18 @@ from baselines.moo import FERERO, MGDA, LinearScalarisation, ProjectedMGDA, Star
 from harness.tasks.base import Context, DataError
 from harness.tasks.evaluation import Evaluation
 from harness.tasks.moo.preference import (
+    FRONT_TOLERANCE,
     TASK,
+    BudgetSpent,
     Problem,
+    Run,
     exp_objectives,
+    exp_preferred_point,
     exp_toy,
     hypervolume_2d,
     min_norm_weight,
     preference,
+    segment_distance,
     stationarity,
     two_digit_canvases,
     two_digits,
@@ -167,7 +175,8 @@ def test_the_unit_centre_puts_the_minimisers_at_unit_distance_and_starts_near_th
 
 @pytest.mark.parametrize("params, word", [
     ({"dim": 0}, "dim"), ({"spread": -1.0}, "spread"), ({"rays": [[1, 0]]}, "rays"), ({"rays": 3}, "rays"),
-    ({"steps": 0}, "steps"), ({"centre": "zero"}, "centre"),
+    ({"steps": 0}, "steps"), ({"centre": "zero"}, "centre"), ({"evaluations": 0}, "evaluations"),
+    ({"evaluations": 2.5}, "evaluations"), ({"steps": 10, "evaluations": 220}, "give one"), ({"start": "easy"}, "start"),
 ])
 def test_toy_loader_names_the_bad_parameter(params, word):
     with pytest.raises(DataError, match=word):
@@ -176,7 +185,7 @@ def test_toy_loader_names_the_bad_parameter(params, word):
 
 @pytest.mark.parametrize("params, word", [
     ({"train": 2}, "train"), ({"hidden": 0}, "hidden"), ({"canvas": 10, "offset": 4}, "offset"),
-    ({"rays": [[-1, 1]]}, "rays"),
+    ({"rays": [[-1, 1]]}, "rays"), ({"steps": 3, "evaluations": 21}, "give one"),
 ])
 def test_digit_loader_names_the_bad_parameter(params, word):
     with pytest.raises(DataError, match=word):
@@ -234,7 +243,7 @@ def test_foops_reaches_the_preferred_point_with_the_notes_setting():
     for x0 in (1.0, -1.0, 0.5, -0.5):
         run = foops(exp_objectives, np.array([x0]), (5.0, 4.0), 2000)
         assert abs(float(run.x[0]) - target) < 2e-3
-        assert abs(preference(run.values[-1], (5.0, 4.0))) <= 0.0035
+        assert abs(preference(exp_objectives(run.x)[0], (5.0, 4.0))) <= 0.0035
         assert (run.merit >= -1e-12).all()  # y restarted at x: v_t ≥ 0
 
 
@@ -243,7 +252,7 @@ def test_an_uncapped_gamma_pulls_foops_away_from_the_preferred_point():
     """The note's pitfall: with γ_t growing without bound, x is pulled to {p = 0} (x = 0 here), away from x*."""
     capped = foops(exp_objectives, np.array([1.0]), (5.0, 4.0), 2000)
     uncapped = foops(exp_objectives, np.array([1.0]), (5.0, 4.0), 2000, gamma_cap=math.inf)
-    assert abs(preference(uncapped.values[-1], (5, 4))) > 5 * abs(preference(capped.values[-1], (5, 4)))
+    assert abs(preference(exp_objectives(uncapped.x)[0], (5, 4))) > 5 * abs(preference(exp_objectives(capped.x)[0], (5, 4)))
 
 
 # --------------------------------------------------------------------------- baselines
@@ -281,7 +290,7 @@ def test_baselines_on_the_toy():
     assert abs(ProjectedMGDA().solve(problem).x[0] - target) < 1e-6
     assert MGDA().solve(problem).x[0] == pytest.approx(1.0)  # already Pareto stationary: MGDA does not move
     ls = LinearScalarisation(weights="sweep").solve(problem)
-    assert abs(preference(ls.values[-1], (5, 4))) > 1.0  # the non-convex front: no weight reaches x*
+    assert abs(preference(exp_objectives(ls.x)[0], (5, 4))) > 1.0  # the non-convex front: no weight reaches x*
     assert np.array_equal(Start().solve(problem).x, problem.x0)
 
 
@@ -295,13 +304,246 @@ def test_foops_rejects_bad_constants():
         FOOPS(tau=0.0)
 
 
-def test_task_scores_an_instance_and_keeps_the_violation_curve():
-    instance = exp_toy(context(), dim=1, steps=30)
+def test_task_scores_an_instance_and_keeps_the_violation_curve_against_the_calls_spent():
+    instance = exp_toy(context(), dim=1, evaluations=30)
     out = TASK.evaluate(FERERO(), instance, context())
     assert isinstance(out, Evaluation)
     assert set(out.metrics) == set(TASK.metrics)
     curve = out.curves["violation"]
-    assert curve.x[0] == 0 and curve.x[-1] == 30
+    assert curve.x[0] == 0 and curve.x[-1] == 30 and "oracle calls" in curve.x_label
     assert curve.y[-1] == pytest.approx(out.metrics["violation"])
     f = exp_objectives(FERERO().solve(instance.problems[0]).x)[0]
     assert out.metrics["hypervolume"] == pytest.approx((1 - f[0]) * (1 - f[1]))
+    # every method on one grid of calls, |H| of the latest iterate reached: FOOPS's first step costs K + 2 = 22 calls
+    budget = exp_toy(context(), dim=1, evaluations=230)
+    foops_out = TASK.evaluate(FOOPS(), budget, context())
+    foops_curve = foops_out.curves["violation"]
+    ferero_curve = TASK.evaluate(FERERO(), budget, context()).curves["violation"]
+    assert foops_curve.x == ferero_curve.x and foops_curve.x[0] == 0 and foops_curve.x[-1] == 230
+    start_h = abs(preference(exp_objectives(budget.problems[0].x0)[0], (5, 4)))
+    assert [y for x, y in zip(foops_curve.x, foops_curve.y) if x < 22] == [start_h] * 4  # x = 0, 6, 12, 18
+    assert foops_curve.y[-1] == pytest.approx(foops_out.metrics["violation"])
+
+
+# --------------------------------------------------------------------------- the budget (issue 29)
+
+
+EVERY_METHOD = {"foops": FOOPS(), "ls-ray": LinearScalarisation(), "ls-sweep": LinearScalarisation(weights="sweep"),
+                "ferero": FERERO(), "pmtl-projected": ProjectedMGDA(), "mgda": MGDA(), "start": Start()}
+
+
+def test_every_method_spends_the_datasets_budget_of_oracle_calls():
+    """One budget for all, in oracle calls: FOOPS takes as many whole outer steps of K + 2 = 22 calls as fit (10 of
+    230 calls), each baseline one call a step, the sweep the whole budget for each of its 11 weights, the start none."""
+    instance = exp_toy(context(), dim=2, evaluations=230, start="drawn")
+    spent = {name: TASK.evaluate(method, instance, context()).metrics["gradient_evaluations"]
+             for name, method in EVERY_METHOD.items()}
+    assert spent == {"foops": 220, "ls-ray": 230, "ls-sweep": 11 * 230, "ferero": 230, "pmtl-projected": 230,
+                     "mgda": 230, "start": 0}
+    assert len(FOOPS().solve(instance.problems[0]).values) == 10  # outer steps: 230 // 22
+
+
+def test_without_a_budget_every_method_takes_the_same_outer_steps():
+    """``steps`` alone (the setting before issue 29): every method takes that many outer steps, whatever each costs."""
+    instance = exp_toy(context(), dim=1, steps=5)
+    assert instance.problems[0].evaluations is None
+    assert TASK.evaluate(FOOPS(), instance, context()).metrics["gradient_evaluations"] == 5 * 22
+    assert TASK.evaluate(FERERO(), instance, context()).metrics["gradient_evaluations"] == 5
+    assert exp_toy(context(), dim=1).problems[0].steps == 2000  # neither given: the former default
+
+
+class Greedy:
+    """One oracle call more than its budget allows."""
+
+    def solve(self, problem):
+        for _ in range(problem.outer_steps(1) + 1):
+            problem.objectives(problem.x0)
+        return Run(problem.x0, np.empty((0, 2)), np.empty(0))
+
+
+def test_the_task_refuses_a_call_past_the_budget_and_the_cell_fails():
+    with pytest.raises(BudgetSpent, match="oracle call 6 is past the budget of 5 calls"):
+        TASK.evaluate(Greedy(), exp_toy(context(), dim=1, evaluations=5), context())
+    TASK.evaluate(LinearScalarisation(weights="sweep"), exp_toy(context(), dim=1, evaluations=5), context())  # 11 x 5
+
+    class GreedySweep:
+        runs = 2  # two runs of the whole budget each: 10 calls, not 11
+
+        def solve(self, problem):
+            for _ in range(2 * problem.outer_steps(1) + 1):
+                problem.objectives(problem.x0)
+
+    with pytest.raises(BudgetSpent, match="past the budget of 10 calls"):
+        TASK.evaluate(GreedySweep(), exp_toy(context(), dim=1, evaluations=5), context())
+
+
+def test_a_trajectory_that_spends_what_it_did_not_call_is_refused():
+    class Boasting:
+        def solve(self, problem):
+            problem.objectives(problem.x0)
+            return Run(problem.x0, np.zeros((2, 2)), np.array([0, 7]))  # claims 7 calls before its 2nd iterate
+
+    from harness.tasks.moo.preference import MethodFailed
+
+    with pytest.raises(MethodFailed, match="spent"):
+        TASK.evaluate(Boasting(), exp_toy(context(), dim=1, evaluations=5), context())
+
+
+# --------------------------------------------------------------------------- the preferred point and the front
+
+
+@pytest.mark.parametrize("dim, centre", [(1, "ones"), (20, "ones"), (20, "unit"), (3, "unit")])
+@pytest.mark.parametrize("ray", [(5.0, 4.0), (1.0, 3.0), (2.0, 1.0)])
+def test_the_preferred_point_is_on_the_front_and_on_the_ray(dim, centre, ray):
+    shift = 1.0 if centre == "ones" else 1.0 / math.sqrt(dim)
+    f_star, s_star = exp_preferred_point(ray, shift, dim)
+    x_star = s_star * shift * np.ones(dim)
+    f, jac = exp_objectives(x_star, shift)
+    assert np.allclose(f, f_star, rtol=0, atol=1e-14)
+    assert ray[0] * f_star[0] == pytest.approx(ray[1] * f_star[1], abs=1e-12)
+    assert -1.0 < s_star < 1.0 and stationarity(jac) < 1e-12
+    g1, g2 = jac  # Pareto stationary: the two gradients antiparallel
+    assert float(g1 @ g2) / (np.linalg.norm(g1) * np.linalg.norm(g2)) == pytest.approx(-1.0, abs=1e-12)
+    instance = exp_toy(context(), dim=dim, centre=centre, rays=[ray])
+    assert np.array_equal(instance.preferred[0], f_star)
+
+
+def test_the_preferred_point_of_toy_q1_is_the_bisection_root():
+    f_star, s_star = exp_preferred_point((5.0, 4.0), 1.0, 1)
+    assert s_star == pytest.approx(preferred_x(), abs=1e-12)
+
+
+class Fixed:
+    """Ends at a given point without a call."""
+
+    def __init__(self, x):
+        self.x = np.asarray(x, dtype=np.float64)
+
+    def solve(self, problem):
+        return Run(self.x, np.empty((0, 2)), np.empty(0))
+
+
+def test_preferred_distance_tells_the_preferred_point_from_other_roots_of_h_and_the_plateau():
+    """H = 0 has a second root at x = 2.2686 on toy-q1 (f = (0.8, 1)), off the front, and |H| = 1 on the plateau
+    F = (1, 1): |H| rewards the first, preferred_distance and on_front do not."""
+    instance = exp_toy(context(), dim=1, evaluations=10)
+    root = TASK.evaluate(Fixed([2.2686]), instance, context()).metrics
+    assert root["violation"] < 1e-3 and root["preferred_distance"] > 0.3 and root["on_front"] == 0.0
+    plateau = TASK.evaluate(Fixed([6.0]), instance, context()).metrics
+    assert plateau["violation"] == pytest.approx(1.0) and plateau["stationarity"] < 1e-10 and plateau["on_front"] == 0.0
+    target = TASK.evaluate(Fixed([preferred_x()]), instance, context()).metrics
+    assert target["preferred_distance"] < 1e-12 and target["on_front"] == 1.0 and target["stationarity"] < 1e-12
+
+
+def test_on_front_is_within_one_percent_of_the_segment():
+    q = 20
+    c = np.ones(q) / math.sqrt(q)
+    instance = exp_toy(context(), dim=q, centre="unit")
+    assert instance.front_tolerance == pytest.approx(FRONT_TOLERANCE * 1.0)
+    side = np.zeros(q)
+    side[0], side[1] = 1.0, -1.0
+    side /= np.linalg.norm(side)  # orthogonal to c
+    assert segment_distance(0.3 * c + 0.005 * side, c) == pytest.approx(0.005)
+    assert segment_distance(1.02 * c, c) == pytest.approx(0.02)  # beyond the minimiser, along the line
+    assert instance.pareto_distance(0.3 * c + 0.005 * side) <= instance.front_tolerance
+    assert instance.pareto_distance(1.02 * c) > instance.front_tolerance
+    ones = exp_toy(context(), dim=q)
+    assert ones.front_tolerance == pytest.approx(0.01 * math.sqrt(q))  # 1% of ||c||, c = 1_20
+
+
+def test_the_network_has_no_preferred_point_and_no_front():
+    instance = two_digits(context(dataset="two-digits"), train=20, test=10, hidden=2, rays=[[1, 1]], evaluations=7)
+    metrics = TASK.evaluate(FERERO(), instance, context(dataset="two-digits")).metrics
+    assert "preferred_distance" not in metrics and "on_front" not in metrics
+    assert metrics["gradient_evaluations"] == 7
+
+
+# --------------------------------------------------------------------------- the starts
+
+
+def test_drawn_starts_spread_along_the_segment_and_a_little_beyond():
+    """start: drawn: x0 = u c + spread N(0, I), u ~ U[-1.2, 1.2]; the hard start only drew a sign."""
+    along = np.array([exp_toy(context(s), dim=1, spread=0.0, start="drawn").problems[0].x0[0] for s in range(200)])
+    assert along.min() >= -1.2 and along.max() <= 1.2
+    assert along.min() < -1.0 and along.max() > 1.0 and np.mean(np.abs(along) < 0.5) > 0.3
+    q = 20
+    c = np.ones(q) / math.sqrt(q)
+    x0 = exp_toy(context(3), dim=q, centre="unit", start="drawn").problems[0].x0
+    assert np.linalg.norm(x0 - float(x0 @ c) * c) < 1.0  # near the line through ±c
+
+
+def test_the_hard_start_is_the_former_generator():
+    """start: hard (the default) draws what the results before issue 29 were measured from."""
+    for seed in range(5):
+        rng = context(seed).rng("start")
+        sign = 1.0 if rng.random() < 0.5 else -1.0
+        former = sign * np.ones(20) + 0.1 * rng.standard_normal(20)
+        assert np.array_equal(exp_toy(context(seed), dim=20).problems[0].x0, former)
+
+
+def test_the_start_is_the_tasks_trivial_answer():
+    from harness.registry import default_registry
+
+    assert default_registry().trivial_methods("moo.preference") == ["start"]
+    metrics = TASK.evaluate(Start(), exp_toy(context(), dim=1, evaluations=10), context()).metrics
+    assert metrics["gradient_evaluations"] == 0
+
+
+# --------------------------------------------------------------------------- the spec (issue 29's decisions)
+
+
+SPEC = Path(__file__).resolve().parents[1] / "specs" / "semivectorial-bilevel.yaml"
+OUTER_STEPS = {"quick": (500, 60), "default": (2000, 300), "paper": (5000, 2000)}  # FOOPS's (toys, network)
+
+
+@pytest.mark.parametrize("profile", ["quick", "default", "paper"])
+def test_each_budget_is_foops_outer_steps_times_k_plus_two(profile):
+    from harness.spec.load import load_spec
+
+    spec = load_spec(SPEC, profile)
+    toy_k, net_k = spec.method("foops").params["inner_steps"], spec.method("foops-net").params["inner_steps"]
+    for dataset in spec.datasets:
+        assert "steps" not in dataset.params
+        toy = dataset.name == "exp-toy"
+        outer, k = (OUTER_STEPS[profile][0], toy_k) if toy else (OUTER_STEPS[profile][1], net_k)
+        assert dataset.params["evaluations"] == outer * (k + 2)
+        assert dataset.params.get("start") == ("drawn" if toy else None)
+
+
+def test_every_toy_method_is_tuned_alike_and_by_the_distance_to_the_preferred_point():
+    from harness.spec.load import load_spec
+
+    spec = load_spec(SPEC)
+    for dataset in spec.datasets:
+        toy = dataset.name == "exp-toy"
+        assert spec.tuning_metric(dataset) == ("preferred_distance" if toy else "hypervolume")
+        for method_id in dataset.methods:
+            method = spec.method(method_id)
+            if method.kind == "trivial":
+                assert not method.search and method.name == "start"
+                continue
+            assert method.search and all(space.get("log") for space in method.search.values())
+    former = {"lr": 0.1, "alpha": 0.01, "beta": 0.05}  # the hand-set toy values, inside their ranges
+    for method_id in ("foops", "ls-sweep", "ferero", "pmtl-projected", "mgda"):
+        for name, space in spec.method(method_id).search.items():
+            low, high = space["float"]
+            assert low < former[name] < high
+    assert spec.tuning.trials == 16 and spec.tuning.sampler == "qmc" and spec.tuning.seeds == (0, 1)
+
+
+def test_the_toy_claims_read_the_distance_to_the_preferred_point():
+    from harness.spec.load import load_spec
+
+    claims = {c.id: c for c in load_spec(SPEC).claims}
+    scale = math.hypot(5.0, 4.0)  # |(a, -b)|: the former |H| bounds re-expressed
+    for claim_id in ("foops-reaches-preferred-point", "foops-reaches-preferred-point-r20-unit"):
+        assert claims[claim_id].metric == "preferred_distance"
+        assert 0.01 / scale - 1e-5 <= claims[claim_id].at_most <= 0.01 / scale
+    assert claims["ls-misses-preferred-point"].metric == "preferred_distance"
+    assert claims["ls-misses-preferred-point"].at_least == pytest.approx(0.1 / scale, abs=1e-4)
+    assert claims["foops-closer-than-ls"].metric == "preferred_distance"
+    for stationary, front in (("foops-pareto-stationary", "foops-on-front"),
+                              ("foops-pareto-stationary-r20-unit", "foops-on-front-r20-unit")):
+        assert front in claims[stationary].says and "Condition" in claims[stationary].says
+        assert (claims[front].metric, claims[front].at_least) == ("on_front", 1.0)
+        assert claims[front].datasets == claims[stationary].datasets

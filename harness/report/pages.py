@@ -145,20 +145,35 @@ def _verdict_text(entry: dict[str, Any]) -> str:
     return "one seed: cannot tell" if len(entry["by_seed"]) == 1 else "per-seed values not recorded"
 
 
+def _tuned_on(entry: dict[str, Any], board: Board) -> str:
+    """`` (on METRIC ↓)`` where the pair was tuned on another metric than the primary one, else nothing."""
+    metric = entry.get("metric", board.primary)
+    if metric == board.primary:
+        return ""
+    arrow = board.metrics[metric].arrow if metric in board.metrics else "↑" if entry.get("goal") == "max" else "↓"
+    return f" (on {metric} {arrow})"
+
+
 def _tuning_blocks(board: Board) -> list:
     if not board.tuning:
         return []
     primary, metric = board.primary, board.metrics[board.primary]
-    rows = [[e["dataset"], e["method"], fmt_params(e["chosen"]["params"]) or "—", fmt(e["chosen"]["value"]),
-             str(e["trials"]), _seed_text(e), _verdict_text(e)] for e in board.tuning]
+    rows = [[e["dataset"], e["method"], fmt_params(e["chosen"]["params"]) or "—",
+             fmt(e["chosen"]["value"]) + _tuned_on(e, board), str(e["trials"]), _seed_text(e), _verdict_text(e)]
+            for e in board.tuning]
     chooses = "maximises" if metric.goal == "max" else "minimises"
+    others = sorted({e["metric"] for e in board.tuning if e.get("metric", primary) != primary})
+    # a pair tuned on its dataset's own metric (tuning: {metric: ...}) says so beside its value
+    elsewhere = (f", or, where the value says “on” another metric ({', '.join(others)}: its dataset's tuning "
+                 f"metric), optimises that metric's mean in the direction its catalogue declares") if others else ""
     return [("h2", "Tuning"),
             ("p", f"The params tuning chose for each tuned pair, used on every test seed. The chosen trial {chooses} "
-                  f"the mean of {primary} over the validation seeds (the validation value); each seed alone could "
-                  f"pick another trial. Per validation seed: “same” when that seed alone picks the chosen params, "
-                  f"else the params it would pick and the chosen trial's rank among the completed trials on that "
-                  f"seed (1 = best). “stable”: every seed alone picks the chosen params."),
-            ("table", Table(["dataset", "method", "chosen params", f"validation {primary} {metric.arrow}", "trials",
+                  f"the mean of {primary} over the validation seeds (the validation value){elsewhere}; each seed "
+                  f"alone could pick another trial. Per validation seed: “same” when that seed alone picks the "
+                  f"chosen params, else the params it would pick and the chosen trial's rank among the completed "
+                  f"trials on that seed (1 = best). “stable”: every seed alone picks the chosen params."),
+            ("table", Table(["dataset", "method", "chosen params",
+                             f"validation {primary} {metric.arrow}" + (" (unless said)" if others else ""), "trials",
                              "per validation seed", "verdict"], rows))]
 
 

@@ -70,6 +70,7 @@ def semantic_problems(spec: dict, report: Callable[[Path_, str], None]) -> None:
     method_ids = _unique_ids(spec.get("methods", []), "methods", report)
     _metric_problems(spec, tuple(task.metrics), report)
     _tuning_problems(spec, report)
+    _tuning_metric_problems(spec, tuple(task.metrics), report)
     _claim_problems(spec, datasets, members, tuple(task.metrics), dataset_ids, method_ids, report)
 
 
@@ -148,18 +149,36 @@ def _space_problems(path: Path_, space: dict, report) -> None:
                 report(path + (bound_kind,), f"a log scale needs a positive low bound, found {low}")
 
 
-def _metric_problems(spec: dict, task_metrics: tuple[str, ...], report) -> None:
+def _metric_problem(metric: str, task_name: str, task_metrics: tuple[str, ...]) -> str | None:
+    """What is wrong with naming ``metric`` in a spec of ``task_name``, or None."""
     from harness.registry import metrics as metric_table
 
-    task_name = spec["task"]
+    if metric not in metric_table():
+        return f"unknown metric {metric!r}{suggestion(metric, metric_table())}; `harness list metrics` shows them"
+    if metric not in task_metrics:
+        return f"task {task_name!r} does not report {metric!r}; it reports: {', '.join(task_metrics)}"
+    return None
+
+
+def _metric_problems(spec: dict, task_metrics: tuple[str, ...], report) -> None:
     metrics = spec["metrics"]
     for path, metric in [(("metrics", "primary"), metrics["primary"])] + [
         (("metrics", "report", i), m) for i, m in enumerate(metrics.get("report", []))
     ]:
-        if metric not in metric_table():
-            report(path, f"unknown metric {metric!r}{suggestion(metric, metric_table())}; `harness list metrics` shows them")
-        elif metric not in task_metrics:
-            report(path, f"task {task_name!r} does not report {metric!r}; it reports: {', '.join(task_metrics)}")
+        problem = _metric_problem(metric, spec["task"], task_metrics)
+        if problem:
+            report(path, problem)
+
+
+def _tuning_metric_problems(spec: dict, task_metrics: tuple[str, ...], report) -> None:
+    """The tuning metric of the spec and of each dataset: a metric the task reports (its goal gives the direction)."""
+    named = [(("tuning", "metric"), spec.get("tuning", {}).get("metric"))]
+    named += [(("datasets", i, "tuning", "metric"), entry.get("tuning", {}).get("metric"))
+              for i, entry in enumerate(spec.get("datasets", []))]
+    for path, metric in named:
+        problem = metric is not None and _metric_problem(metric, spec["task"], task_metrics)
+        if problem:
+            report(path, f"cannot tune on it: {problem}")
 
 
 def _tuning_problems(spec: dict, report) -> None:

@@ -18,6 +18,7 @@ class DatasetEntry:
     params: dict[str, Any] = field(default_factory=dict)
     requires: str | None = None
     methods: tuple[str, ...] | None = None  # the method ids run on this dataset; None: all
+    tuning_metric: str | None = None  # the metric its pairs are tuned on, where it is not the spec's (`tuning.metric`)
 
     def runs(self, method_id: str) -> bool:
         """Whether the spec runs (and tunes) this method on this dataset."""
@@ -63,6 +64,7 @@ class Tuning:
     seeds: tuple[int, ...] = (0,)
     sampler_seed: int = 0
     batch: int = 1  # trials asked at once per study
+    metric: str | None = None  # what every study optimises; None: the primary metric
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,11 @@ class Spec:
 
     def dataset(self, dataset_id: str) -> DatasetEntry:
         return next(d for d in self.datasets if d.id == dataset_id)
+
+    def tuning_metric(self, dataset: DatasetEntry) -> str:
+        """The metric the studies of ``dataset`` optimise: its own ``tuning.metric``, else the spec's, else the
+        primary metric (a dataset may need another, where the primary one rewards what the claims do not ask for)."""
+        return dataset.tuning_metric or self.tuning.metric or self.primary_metric
 
     @cached_property  # read for every recorded row: JSON-dumping the resolved spec each time was 58% of a re-run
     def spec_hash(self) -> str:
@@ -214,7 +221,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
         path=path,
         datasets=[
             DatasetEntry(d.get("id", d["name"]), d["name"], dict(d.get("params", {})), d.get("requires"),
-                         tuple(d["methods"]) if d.get("methods") else None)
+                         tuple(d["methods"]) if d.get("methods") else None, d.get("tuning", {}).get("metric"))
             for d in expansion[0]
         ],
         methods=[
@@ -233,6 +240,7 @@ def from_resolved(resolved: dict[str, Any], profile: str, path: Path) -> Spec:
             seeds=tuple(tuning.get("seeds", (0,))),
             sampler_seed=tuning.get("sampler_seed", 0),
             batch=tuning.get("batch", 1),
+            metric=tuning.get("metric"),
         ),
         hardware=Hardware(
             device=hardware.get("device", "auto"),

@@ -25,14 +25,17 @@ def smoothed_merit(fx: np.ndarray, gx: np.ndarray, fy: np.ndarray, gy: np.ndarra
 @dataclass(frozen=True)
 class FOOPSRun:
     x: np.ndarray
-    values: np.ndarray
+    values: np.ndarray  # F(x_t) per outer step
+    spent: np.ndarray  # the oracle calls made to reach x_t: t (K + 2)
     merit: np.ndarray  # v_t = τ ln M − h(x_t, y_{t+1}) per outer step
 
 
 def foops(objectives, x0: np.ndarray, ray, steps: int, *, tau: float = 0.05, l: float = 2.0, inner_steps: int = 20,
           beta: float = 0.05, alpha: float = 1e-2, gamma0: float = 1.0, gamma_rate: float = 0.1,
           gamma_cap: float = 10.0, theta: float = 1.0) -> FOOPSRun:
-    """Algorithm 1 with PGD oracles on X = R^q (the projection is the identity).
+    """Algorithm 1 with PGD oracles on X = R^q (the projection is the identity), ``steps`` outer steps of K + 2
+    oracle calls each: one at x_t, K at the inner iterates (the first at y = x_t, as Algorithm 1 writes it) and one
+    at y_{t+1}. F at the final x is not evaluated (no call is spent on it).
 
     Each outer step t: y starts at x_t (so h(x_t, y) ≤ h(x_t, x_t) = τ ln M under descent and v_t ≥ 0), takes
     ``inner_steps`` steps y ← y − β ∇_y h(x_t, y); then x ← x − α(∇f0(x) + γ_t ∇p), with f0 = H², H = a f1 − b f2,
@@ -44,7 +47,7 @@ def foops(objectives, x0: np.ndarray, ray, steps: int, *, tau: float = 0.05, l: 
     a, b = float(ray[0]), float(ray[1])
     m = 2
     x = np.array(x0, dtype=np.float64)
-    values = np.empty((steps + 1, m))
+    values = np.empty((steps, m))
     merit = np.empty(steps)
     log_m = tau * math.log(m)
     for t in range(steps):
@@ -64,12 +67,12 @@ def foops(objectives, x0: np.ndarray, ray, steps: int, *, tau: float = 0.05, l: 
         gamma = min(gamma0 + gamma_rate * t, gamma_cap)
         scale = 1.0 if theta == 1.0 else theta * max(v, 0.0) ** (theta - 1.0)
         x = x - alpha * (grad_f0 - gamma * scale * grad_x)
-    values[steps] = objectives(x)[0]
-    return FOOPSRun(x, values, merit)
+    return FOOPSRun(x, values, (inner_steps + 2) * np.arange(steps), merit)
 
 
 class FOOPS:
-    """FOOPS with PGD oracles, θ = 1 by default; γ_t = min(γ0 + γ_rate·t, γ_cap); y re-initialised at x_t."""
+    """FOOPS with PGD oracles, θ = 1 by default; γ_t = min(γ0 + γ_rate·t, γ_cap); y re-initialised at x_t; as many
+    outer steps (K + 2 oracle calls each) as the problem's budget holds."""
 
     def __init__(self, tau: float = 0.05, l: float = 2.0, inner_steps: int = 20, beta: float = 0.05,
                  alpha: float = 1e-2, gamma0: float = 1.0, gamma_rate: float = 0.1, gamma_cap: float = 10.0,
@@ -83,4 +86,5 @@ class FOOPS:
                            gamma_cap=float(gamma_cap), theta=float(theta))
 
     def solve(self, problem) -> FOOPSRun:
-        return foops(problem.objectives, problem.x0, problem.ray, problem.steps, **self.params)
+        steps = problem.outer_steps(self.params["inner_steps"] + 2)
+        return foops(problem.objectives, problem.x0, problem.ray, steps, **self.params)

@@ -79,6 +79,23 @@ def _non_negative_int(text: str) -> int:
     return value
 
 
+class _Version(argparse.Action):
+    """``--version``: the installed package's version, looked up only when asked, so ``--help`` reads no metadata."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            installed = version("harness")
+        except PackageNotFoundError:  # run from a source tree that pip never installed
+            from harness import __version__ as installed
+        print(f"harness {installed}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="harness",
@@ -87,6 +104,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit codes: 0 ok; 1 some cells failed, a claim was not reproduced, or a result or kernel "
                "regressed; 2 invalid spec or usage.",
     )
+    parser.add_argument("--version", action=_Version, help="print the harness's version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     p = sub.add_parser("run", help="run specs and write their results folders and leaderboards")
@@ -141,16 +159,24 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("folder", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
     p.add_argument("--format", choices=("md", "csv", "html"), default="md", help="what to print (all three are written)")
 
-    p = sub.add_parser("merge", help="combine one spec's results folders from several machines into OUT, by cell key",
+    p = sub.add_parser("merge", help="combine one spec's results folders (or results roots, spec by spec) from "
+                                     "several machines into OUT, by cell key",
                        description="Combine results folders of ONE spec (same spec_hash and code), e.g. written on "
                                    "several machines with different --seeds, into OUT and write its leaderboard. A "
                                    "cell key found in two folders is kept once; two different results for one key on "
                                    "one device class are a conflict (exit 2, both files and lines named, nothing "
                                    "written). Each row taken from a DIR records it in `merged_from`. OUT may be new "
                                    "or a results folder of the same spec (its rows are kept). Where the rows span "
-                                   "several device classes, the leaderboard has a row per method and class.")
-    p.add_argument("out", type=Path, metavar="OUT", help="the merged results folder (new, or one of the same spec)")
-    p.add_argument("folders", nargs="+", type=Path, metavar="DIR", help="a spec's results folder, e.g. results/default/cdfsl")
+                                   "several device classes, the leaderboard has a row per method and class. The DIRs "
+                                   "may instead all be results roots (e.g. results/quick, a folder per spec, as "
+                                   "`harness regress` reads them): each spec's folders are merged by these rules into "
+                                   "OUT/<spec>, a spec found in only some roots from those alone; every spec is "
+                                   "checked before anything is written.")
+    p.add_argument("out", type=Path, metavar="OUT", help="the merged results folder (new, or one of the same spec); "
+                                                         "with results roots, the merged root")
+    p.add_argument("folders", nargs="+", type=Path, metavar="DIR",
+                   help="a spec's results folder, e.g. results/default/cdfsl, or (every DIR) a results root, e.g. "
+                        "results/default")
 
     p = sub.add_parser("repair", help="move the damaged lines of a results folder's runs.jsonl to damaged.jsonl",
                        description="A run reports each damaged line of runs.jsonl (not JSON, not a cell record, "
@@ -473,22 +499,23 @@ def cmd_leaderboard(args) -> int:
 
 def cmd_merge(args) -> int:
     from harness.report.board import NoResults
-    from harness.merge import MergeError, merge
+    from harness.merge import MergeError, merge_inputs
 
     try:
-        summary = merge(args.out, args.folders)
+        summaries = merge_inputs(args.out, args.folders)
     except (MergeError, NoResults) as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"{args.out}: cannot write the merged folder there ({exc.strerror or exc})") from None
-    for folder, added in summary.added.items():
-        once = summary.kept_once[folder]
-        print(f"{folder}: {added} row(s) taken" + (f", {once} already there (same key and result) kept once" if once else ""))
-    classes = f"; device classes: {'; '.join(summary.device_classes)}" if summary.device_classes else ""
-    print(f"{summary.out}/{'runs.jsonl'}: {summary.rows} row(s){classes} → {summary.out}/leaderboard.md "
-          "(and leaderboard.html)")
-    for note in summary.notes:
-        print(f"  note: {note}")
+    for summary in summaries:
+        for folder, added in summary.added.items():
+            once = summary.kept_once[folder]
+            print(f"{folder}: {added} row(s) taken" + (f", {once} already there (same key and result) kept once" if once else ""))
+        classes = f"; device classes: {'; '.join(summary.device_classes)}" if summary.device_classes else ""
+        print(f"{summary.out}/{'runs.jsonl'}: {summary.rows} row(s){classes} → {summary.out}/leaderboard.md "
+              "(and leaderboard.html)")
+        for note in summary.notes:
+            print(f"  note: {note}")
     return EXIT_OK
 
 

@@ -1,5 +1,8 @@
 """``harness merge OUT DIR...``: one spec's results folders, written on several machines, combined by cell key.
 
+The DIRs may instead be results roots (``results/default``, a folder per spec): :func:`merge_roots` merges
+each spec's folders across them into ``OUT/<spec>`` by the rules below.
+
 Every cell is a pure function of its resolved spec (its ``key`` hashes the task, dataset, method,
 params, seed, split, profile, requested device and code), so folders that ran different seeds,
 methods or datasets of one spec on different machines combine into one folder that reads as if
@@ -129,8 +132,74 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
 
     Raises :class:`MergeError` for any input it refuses, before writing anything.
     """
-    from harness.store import StoreLocked, lock_folder, unlock_folder
+    return _write(_prepare(out, folders))
 
+
+def merge_roots(out: Path, roots: list[Path]) -> list[MergeSummary]:
+    """Merge results roots spec by spec: each ``<root>/<spec>`` folder (found as ``harness regress`` finds them)
+    goes into ``out/<spec>``, with every root's folder of that name; a spec in only some roots is merged from
+    those. Every spec is read and checked before anything is written, so a refusal writes nothing."""
+    out, roots = Path(out), [Path(r) for r in roots]
+    if not roots:
+        raise MergeError("give at least one results root to merge")
+    if _is_results_folder(out):
+        raise MergeError(f"{out}: OUT is one spec's results folder, but the inputs are results roots; give a "
+                         f"results root as OUT (new, empty, or holding <spec>/ folders), e.g. results/default")
+    if out.exists() and not out.is_dir():
+        raise MergeError(f"{out}: exists and is not a folder; give a results root as OUT (new, empty, or holding "
+                         f"<spec>/ folders)")
+    seen: dict[Path, Path] = {}
+    for root in roots:
+        resolved = root.resolve()
+        if resolved in seen:
+            raise MergeError(f"{root}: given twice (as {seen[resolved]} and {root}); list each root once")
+        if resolved == out.resolve():
+            raise MergeError(f"{root} is OUT itself: OUT's own spec folders are always merged; list only the "
+                             f"other roots")
+        seen[resolved] = root
+    by_spec: dict[str, list[Path]] = {}
+    for root in roots:
+        for name, folder in _spec_folders_of_root(root).items():
+            by_spec.setdefault(name, []).append(folder)
+    plans = [_prepare(out / name, folders) for name, folders in sorted(by_spec.items())]
+    return [_write(plan) for plan in plans]
+
+
+def merge_inputs(out: Path, inputs: list[Path]) -> list[MergeSummary]:
+    """``harness merge``'s inputs: spec results folders (one merge into ``out``) or results roots
+    (:func:`merge_roots`); a mix of the two is refused, naming the first argument of the other kind."""
+    inputs = [Path(i) for i in inputs]
+    roots = [i for i in inputs if _is_results_root(i)]
+    if not roots:
+        return [merge(out, inputs)]
+    other = next((i for i in inputs if i not in roots), None)
+    if other is not None:
+        if not other.exists():
+            raise MergeError(f"{other}: no such folder")
+        kind = ("one spec's results folder" if _is_results_folder(other)
+                else "neither a spec's results folder (no spec.yaml) nor a results root (no <spec>/spec.yaml)")
+        raise MergeError(f"{other}: {kind}, but {roots[0]} is a results root; give only spec results folders "
+                         f"(e.g. a/cdfsl b/cdfsl) or only results roots (e.g. a b)")
+    return merge_roots(out, inputs)
+
+
+@dataclass
+class _Plan:
+    """A merge read and checked, ready to write."""
+
+    out: Path
+    sources: list[Source]
+    summary: MergeSummary
+    rows: list[dict]
+    superseded: list[dict]
+    tuning: list[dict]
+    metrics: dict[str, Any] | None
+    chance: dict[str, Any] | None
+    trivial: dict[str, Any] | None
+
+
+def _prepare(out: Path, folders: list[Path]) -> _Plan:
+    """Read and check OUT (if it is a results folder) and ``folders``: :class:`MergeError` for any refusal."""
     out, folders = Path(out), [Path(f) for f in folders]
     if not folders:
         raise MergeError("give at least one results folder to merge")
@@ -164,7 +233,15 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
     summary.notes += notes
     summary.rows = len(rows)
     summary.device_classes = sorted({c for r in rows if (c := device_class(r.get("device")))})
+    return _Plan(out, sources, summary, rows, superseded, tuning, metrics, chance, trivial)
 
+
+def _write(plan: _Plan) -> MergeSummary:
+    """Write a checked merge into its OUT, under OUT's lock, and its leaderboard."""
+    from harness.store import StoreLocked, lock_folder, unlock_folder
+
+    out, sources, rows, superseded = plan.out, plan.sources, plan.rows, plan.superseded
+    metrics, chance, trivial, tuning = plan.metrics, plan.chance, plan.trivial, plan.tuning
     out.mkdir(parents=True, exist_ok=True)
     try:
         lock = lock_folder(out)
@@ -189,7 +266,7 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
     from harness.report.folder import write_leaderboard
 
     write_leaderboard(out)
-    return summary
+    return plan.summary
 
 
 # --------------------------------------------------------------------------- reading
@@ -197,6 +274,29 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
 
 def _is_results_folder(folder: Path) -> bool:
     return folder.is_dir() and (folder / SPEC_FILE).is_file()
+
+
+def _spec_folders_of_root(root: Path) -> dict[str, Path]:
+    """Spec name → ``root/<spec>``, as ``harness regress`` finds them; :class:`MergeError` if there are none."""
+    from harness.regress import spec_folders
+
+    if not root.exists():
+        raise MergeError(f"{root}: no such folder")
+    if not root.is_dir() or _is_results_folder(root):
+        raise MergeError(f"{root}: not a results root (expected a folder holding <spec>/{SPEC_FILE}, e.g. "
+                         f"results/default)")
+    found = spec_folders(root)
+    if not found:
+        raise MergeError(f"{root}: not a results root: no <spec>/{SPEC_FILE} in it (expected a folder of spec "
+                         f"results folders written by `harness run`, e.g. results/default)")
+    return found
+
+
+def _is_results_root(folder: Path) -> bool:
+    """A folder that is no spec's results folder but holds some (``<spec>/spec.yaml``)."""
+    from harness.regress import spec_folders
+
+    return folder.is_dir() and not _is_results_folder(folder) and bool(spec_folders(folder))
 
 
 def read_source(folder: Path, is_out: bool) -> Source:
@@ -211,8 +311,9 @@ def read_source(folder: Path, is_out: bool) -> Source:
         raise MergeError(f"{folder}: not a folder (expected a spec's results folder, e.g. results/default/cdfsl)")
     spec_path, runs_path = folder / SPEC_FILE, folder / RUNS_FILE
     if not spec_path.is_file():
+        also = "" if is_out else ", or a results root holding such folders, e.g. results/default"
         raise MergeError(f"{folder}: not a results folder: no {SPEC_FILE} ({role} must be a spec's results folder "
-                         f"written by `harness run`, e.g. results/default/cdfsl)")
+                         f"written by `harness run`, e.g. results/default/cdfsl{also})")
     try:
         spec_text = spec_path.read_text(encoding="utf-8")
         meta = yaml.safe_load(spec_text)

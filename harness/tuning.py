@@ -279,11 +279,25 @@ class StudyRun:
                 load_if_exists=True, direction="maximize" if self.goal == "max" else "minimize",
                 sampler=make_sampler(self.spec),
             )
+            self._label()
         self.study_id = self.storage.get_study_id_from_name(self.study.study_name)
         self._take_over_interrupted()
         self._restore_sampler()
         self.remaining = max(0, self.spec.tuning.trials - len(self._counted()))
         return self.remaining + len(self.interrupted)
+
+    def _label(self) -> None:
+        """Name the study's metric and what it tunes, for optuna-dashboard. The study's name fixes all of it, so a
+        reopened study is written to only where it predates the labels; nothing hashed or in the results reads them."""
+        metric = self.spec.tuning_metric(self.dataset)
+        if self.study.metric_names != [metric]:
+            self.study.set_metric_names([metric])  # experimental in Optuna: _quiet silences its warning
+        labels = {"spec": self.spec.name, "profile": self.spec.profile, "dataset": self.dataset.id,
+                  "method": self.method.id, "metric": metric, "goal": self.goal}
+        written = self.study.user_attrs
+        for key, value in labels.items():
+            if written.get(key) != value:
+                self.study.set_user_attr(key, value)
 
     def _take_over_interrupted(self) -> None:
         """Take the study's interrupted trials (see :func:`_was_interrupted`) into ``self.interrupted``."""

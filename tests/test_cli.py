@@ -240,3 +240,12 @@ def test_a_run_with_nothing_new_leaves_the_pages_unless_what_they_show_changed(t
     described = TOY_SPEC.replace("title: Toy comparison\n", "title: Toy comparison\ndescription: A fresh reading.\n")
     third = harness_cli("run", write_spec(described), "--profile", "quick", "--out", out, "--no-progress")
     assert "nothing new to run" in third.stdout and "A fresh reading." in page.read_text()
+
+
+def test_version_prints_the_installed_version_and_exits_zero():
+    from importlib.metadata import version
+
+    done = harness_cli("--version")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"harness {version('harness')}\n" and done.stderr == ""
+    assert "--version" in harness_cli("--help").stdout

@@ -267,3 +267,61 @@ def test_bad_inputs_are_named(folders, tmp_path, capsys):
     assert main(["merge", str(out), str(folders["all"]), str(folders["all"])]) == 2
     assert "given twice" in capsys.readouterr().err
     assert not out.exists()
+
+
+def results_root(path: Path, **specs: Path) -> Path:
+    """A results root at ``path`` holding a copy of each given spec folder under its keyword's name."""
+    for name, folder in specs.items():
+        shutil.copytree(folder, path / name)
+    return path
+
+
+def test_results_roots_merge_spec_by_spec(folders, tmp_path, capsys):
+    """Two roots, as two machines' `--out`: toy in both is merged; solo, in one root only, is merged alone."""
+    root_a = results_root(tmp_path / "machine-a", toy=folders["a"], solo=folders["all"])
+    root_b = results_root(tmp_path / "machine-b", toy=folders["b"])
+    out = tmp_path / "merged"
+    assert main(["merge", str(out), str(root_a), str(root_b)]) == 0
+    printed = capsys.readouterr().out
+    assert f"{root_a / 'toy'}: 4 row(s) taken" in printed and f"{root_b / 'toy'}: 8 row(s) taken" in printed
+    assert f"{out / 'solo'}/runs.jsonl: 12 row(s)" in printed
+    assert sorted(p.name for p in out.iterdir()) == ["solo", "toy"]
+    rows = rows_of(out / "toy")
+    assert sorted(r["seed"] for r in rows) == [0] * 4 + [1] * 4 + [2] * 4
+    assert {r["merged_from"] for r in rows if r["seed"] == 0} == {str(root_a / "toy")}
+    assert {r["merged_from"] for r in rows if r["seed"] > 0} == {str(root_b / "toy")}
+    assert without_runtime(board(out / "toy")) == without_runtime(board(folders["all"]))
+    solo = rows_of(out / "solo")
+    assert {r["merged_from"] for r in solo} == {str(root_a / "solo")}
+    assert [{k: v for k, v in r.items() if k != "merged_from"} for r in solo] == rows_of(folders["all"])
+    # OUT is now a results root: merging a root again keeps each row once
+    assert main(["merge", str(out), str(root_b)]) == 0
+    assert f"{root_b / 'toy'}: 0 row(s) taken, 8 already there" in capsys.readouterr().out
+    assert len(rows_of(out / "toy")) == 12
+
+
+def test_results_roots_refusals_name_the_argument_and_write_nothing(folders, tmp_path, capsys):
+    root_a = results_root(tmp_path / "machine-a", toy=folders["a"], zeta=folders["all"])
+    root_b = results_root(tmp_path / "machine-b", toy=folders["b"], zeta=folders["all"])
+    out = tmp_path / "merged"
+    assert main(["merge", str(out), str(root_a), str(folders["b"])]) == 2  # a root and a spec folder
+    err = capsys.readouterr().err
+    assert f"{folders['b']}: one spec's results folder, but {root_a} is a results root" in err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["merge", str(out), str(root_a), str(empty)]) == 2
+    assert f"{empty}: neither a spec's results folder" in capsys.readouterr().err
+    assert main(["merge", str(out), str(root_a), str(root_a)]) == 2
+    assert f"{root_a}: given twice" in capsys.readouterr().err
+    assert main(["merge", str(folders["all"]), str(root_a)]) == 2  # OUT is a spec folder, the inputs roots
+    assert f"{folders['all']}: OUT is one spec's results folder" in capsys.readouterr().err
+    # zeta refused (another spec hash) after toy checked fine: no spec of the merge is written
+    spec = root_b / "zeta" / "spec.yaml"
+    text = spec.read_text()
+    hash_all = next(line.split()[-1] for line in text.splitlines() if line.startswith("spec_hash:"))
+    spec.write_text(text.replace(f"spec_hash: {hash_all}", "spec_hash: 0123456789abcdef"))
+    assert main(["merge", str(out), str(root_a), str(root_b)]) == 2
+    err = capsys.readouterr().err
+    assert "spec_hash differs" in err and str(root_b / "zeta") in err
+    assert not out.exists()

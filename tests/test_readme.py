@@ -42,3 +42,17 @@ def test_the_worked_example_runs_as_written(tmp_path, monkeypatch):
     assert len(rows) == 2 * 3 and {r["status"] for r in rows} == {"ok"}
     assert all("blocks" in r["params"] for r in rows if r["method"] == "median-of-means")
     assert "claim mom-beats-mean:" in done.stdout
+
+
+def test_the_main_jobs_example_output_says_what_the_committed_results_say():
+    """The README's example run of specs/cdfsl.yaml prints each claim's verdict: each must be the verdict of the
+    committed results/default/cdfsl (it once said `shuffle-raises-cka: not reproduced` where they said
+    reproduced)."""
+    import json
+
+    text = (ROOT / "README.md").read_text()
+    example = text[text.index("$ harness run specs/cdfsl.yaml"):]
+    example = example[:example.index("```")]
+    printed = dict(re.findall(r"^  claim (\S+): (.+)$", example, flags=re.M))
+    committed = json.loads((ROOT / "results" / "default" / "cdfsl" / "claims.json").read_text())
+    assert printed == {claim["claim"]: claim["verdict"] for claim in committed["claims"]}

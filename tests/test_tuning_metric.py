@@ -139,3 +139,37 @@ def test_a_pair_is_tuned_on_its_datasets_metric_in_its_direction(toy_env, write_
            "says “on” another metric (toy_loss: its dataset's tuning metric)" in tuning
     assert f"| easy | toy-tunable | " in tuning and "(on toy_loss ↓)" in tuning
     assert tuning.count("(on ") == 1  # the hard pair was tuned on the primary metric: nothing said beside it
+
+
+def test_each_study_names_its_metric_and_what_it_tunes_for_the_dashboard(toy_env, write_spec, tmp_path,
+                                                                          inline_executors, monkeypatch):
+    """optuna-dashboard shows a study's metric names and user attrs: each study gets its tuning metric and the spec,
+    profile, dataset, method, metric and goal, with no ExperimentalWarning; a study opened again (here one from
+    before the labels, an interrupted run's) gets them then, and its name and tuning.json stay as they were."""
+    import warnings
+
+    import optuna
+
+    from harness.tuning import StudyRun
+
+    text = _with(LOSS_TUNED).replace("seeds: [0, 1, 2]", "seeds: [0]")
+    spec = write_spec(text)
+    with monkeypatch.context() as unlabelled:  # as the harness opened studies before it labelled them
+        unlabelled.setattr(StudyRun, "_label", lambda self: None, raising=False)
+        with pytest.raises(KeyboardInterrupt, match="Ctrl-C after 1 cells"):
+            _run(spec, tmp_path / "o", "stop-at-1")
+    folder = tmp_path / "o" / "toy"
+    storage = f"sqlite:///{folder / 'optuna.db'}"
+    before = {s.study_name: s for s in optuna.get_all_study_summaries(storage)}
+    assert before and all(s.user_attrs == {} for s in before.values())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _run(spec, tmp_path / "o", "inline")
+    assert not [w for w in caught if issubclass(w.category, optuna.exceptions.ExperimentalWarning)], caught
+    entries = {e["dataset"]: e for e in json.loads((folder / "tuning.json").read_text())}
+    assert {e["study"] for e in entries.values()} == set(before)  # the studies reopened, not new ones
+    for dataset, metric, goal in (("easy", "toy_loss", "min"), ("hard", "toy_score", "max")):
+        study = optuna.load_study(study_name=entries[dataset]["study"], storage=storage)
+        assert study.metric_names == [metric]
+        assert study.user_attrs == {"spec": "toy", "profile": "default", "dataset": dataset,
+                                    "method": "toy-tunable", "metric": metric, "goal": goal}

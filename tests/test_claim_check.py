@@ -46,8 +46,8 @@ def test_checks_stand_apart_from_claims_on_the_page_and_in_claims_json(toy_env, 
     assert [c["claim"] for c in record["claims"]] == ["a-wins"]
     assert [(c["claim"], c["verdict"]) for c in record["checks"]] == [("score-in-range", HOLDS)]
     page = (folder / "leaderboard.md").read_text()
-    checks = page.index("## Checks")
-    assert page.index("`a-wins`") < checks < page.index("`score-in-range`")
+    claims, checks = page.index("## Claims"), page.index("## Checks")
+    assert claims < page.index("`a-wins`", claims) < checks < page.index("`score-in-range`", checks)
     assert "the task clips the score to [0, 2]" in page[checks:]
     write_index(root)
     index = (root / "index.md").read_text()
@@ -86,3 +86,31 @@ def test_a_check_is_validated_when_the_spec_loads(toy_env, write_spec):
         validate_spec(write_spec(text.replace(
             "why: the constant is 0}",
             "why: the constant is 0, precondition: {better: toy-tunable, than: toy-constant, metric: toy_score}}")))
+
+
+def test_the_page_opens_with_the_verdicts_and_the_tables_and_folds_the_description(toy_env, tmp_path):
+    """A reader sees each verdict and the tables first: the verdicts (claims and checks) head the page, the dataset
+    tables come before the claims' evidence, and the spec's description (often forty lines of decisions and
+    history) is last, folded, in the Markdown page as in the HTML one."""
+    import yaml
+
+    claim = {"id": "a-wins", "says": "a beats b", "better": "a", "than": "b", "metric": "toy_score",
+             "source": "harness"}
+    folder = tmp_path / "toy"
+    spec = toy_spec([claim, a_check()])
+    spec["description"] = "What runs and why: " + "a long history " * 40
+    write_folder(folder, spec, rows_with({0: 0.1, 1: 0.2, 2: 0.15, 3: 0.12}))
+    write_leaderboard(folder)
+    markdown = (folder / "leaderboard.md").read_text()
+    html = (folder / "leaderboard.html").read_text()
+    top = markdown.index("## Verdicts")
+    summary = markdown[top:markdown.index("\n- spec `toy`")]
+    assert "| `a-wins` | **" in summary and "| `score-in-range` (check) | **holds** |" in summary
+    first_table = markdown.index("\n## ", top + 1)  # the first section after the verdicts: a dataset's table
+    assert markdown[first_table:].startswith("\n## easy\n")
+    assert top < first_table < markdown.index("## Claims") < markdown.index("## About this comparison")
+    folded = markdown[markdown.index("## About this comparison"):]
+    assert folded.startswith("## About this comparison\n\n<details><summary>") and "What runs and why:" in folded
+    assert folded.rstrip().endswith("</details>") and "What runs and why:" not in markdown[:markdown.index("## About")]
+    assert html.index("<h2>Verdicts</h2>") < html.index("<h2>Claims</h2>") < html.index("<details><summary>What runs")
+    assert "What runs and why:" in html[html.index("<details><summary>What runs"):]

@@ -200,7 +200,8 @@ def test_claim_reports_each_dataset_beside_the_pooled_verdict(toy_env, tmp_path)
 
     write_leaderboard(folder)
     markdown = (folder / "leaderboard.md").read_text()
-    row = next(line for line in markdown.splitlines() if line.startswith("| `a-beats-b`"))
+    claims = markdown[markdown.index("## Claims"):]  # the claims' own section (the verdicts at the top have no numbers)
+    row = next(line for line in claims.splitlines() if line.startswith("| `a-beats-b`"))
     assert row.endswith("| d0 +0.425 ± 0.0459; d1 +0 (the same in all 4 seeds); d2 +0 (the same in all 4 seeds); "
                         "d3 +0 (the same in all 4 seeds); d4 +0 (the same in all 4 seeds) |")
     (saved,) = json.loads((folder / "claims.json").read_text())["claims"]

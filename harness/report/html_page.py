@@ -42,6 +42,8 @@ def render_html(board: Board) -> str:
             body.append(f"<p>{_inline(block[1])}</p>")
         elif kind == "li":
             body.append(f"<p class='meta'>{_inline(block[1])}</p>")
+        elif kind == "details":
+            body.append(f"<details><summary>{_inline(block[1])}</summary>\n<p>{_inline(block[2])}</p>\n</details>")
         elif kind == "table":
             body.append(_html_table(block[1]))
     title = html.escape(board.spec["title"])

@@ -28,6 +28,8 @@ def render_markdown(board: Board) -> str:
             out.append(block[1])
         elif kind == "li":
             out.append(f"- {block[1]}")
+        elif kind == "details":  # folded on GitHub's and most Markdown viewers' pages
+            out += [f"<details><summary>{block[1]}</summary>", "", block[2], "", "</details>"]
         elif kind == "table":
             table: Table = block[1]
             if table.summary:

@@ -1,6 +1,7 @@
-"""The page as blocks (:mod:`harness.report.blocks`), from a board: the header, the claims (each kind's section, from
-:mod:`harness.claims`), the curves, the win rate, one section per dataset (or a summary beyond
-:data:`~harness.report.blocks.PAGE_LIMIT` datasets), the tuning. Markdown and HTML are both written from these.
+"""The page as blocks (:mod:`harness.report.blocks`), from a board: the verdicts, the header, one section per dataset
+(or a summary beyond :data:`~harness.report.blocks.PAGE_LIMIT` datasets), the claims (each kind's section, from
+:mod:`harness.claims`), the audit, the curves, the win rate, the tuning, and the spec's description, folded. Markdown
+and HTML are both written from these.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from harness.audit.page import audit_blocks
 from harness.claims import page_blocks as claim_page_blocks
 from harness.metrics import Metric
-from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_LIMIT, Table
+from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_LIMIT, Table, verdict_cell
 from harness.report.board import TIED, Board, Cell, Row
 from harness.report.curves import curve_blocks
 from harness.report.figures import ranks_by_label
@@ -247,23 +248,41 @@ def page_blocks(board: Board) -> list:
 
 
 def _page_blocks(board: Board) -> list:
+    """The page opens with what a reader came for, the verdicts and the tables; the evidence behind each verdict
+    follows, and the spec's description (what runs, the decisions and their history: often forty lines) comes
+    last, folded."""
     spec = board.spec
     blocks: list = [("h1", spec["title"]), ("p", f"Leaderboard of `{spec['name']}` — {board.meta['profile']} profile.")]
-    if spec.get("description"):
-        blocks.append(("p", " ".join(spec["description"].split())))
     if spec.get("paper"):
         paper = spec["paper"]
         blocks.append(("p", f"Paper: {paper['title']}" + (f" ({paper['venue']})" if paper.get("venue") else "")))
+    blocks += _verdict_summary_blocks(board)
     blocks += [("li", line) for line in _header_lines(board)]
     blocks.append(("figure",))
+    if len(board.datasets) > PAGE_LIMIT:
+        blocks += _many_datasets_blocks(board)
+    else:
+        for dataset, table in board.tables.items():
+            blocks += _dataset_blocks(board, dataset, table)
     blocks += (claim_page_blocks(board.verdicts, board) + audit_blocks(board.findings) + curve_blocks(board)
                + _win_rate_blocks(board) + _skipped_blocks(board))
     blocks += _tuning_blocks(board)
-    if len(board.datasets) > PAGE_LIMIT:
-        return blocks + _many_datasets_blocks(board)
-    for dataset, table in board.tables.items():
-        blocks += _dataset_blocks(board, dataset, table)
+    if spec.get("description"):
+        blocks += [("h2", "About this comparison"),
+                   ("details", "What runs, the decisions behind it and their history (the spec's description)",
+                    " ".join(spec["description"].split()))]
     return blocks
+
+
+def _verdict_summary_blocks(board: Board) -> list:
+    """Each claim's verdict in one row at the top of the page; its evidence is in the claims' sections below."""
+    if not board.verdicts:
+        return []
+    rows = [[f"`{v.claim}`" + (" (check)" if v.noun == "check" else ""), verdict_cell(v),
+             " ".join(str(v.says).split())] for v in board.verdicts]
+    return [("h2", "Verdicts"), ("p", "Each claim's test, numbers and source are in its section below; a check is "
+                                      "an assertion that holds by construction or theorem unless there is a bug."),
+            ("table", Table(["claim", "verdict", "says"], rows))]
 
 
 def _rank_rows(board: Board) -> list[tuple[str, str, list[int], list[int]]]:

@@ -189,6 +189,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="results root the spec was run into (default: results/<profile>)")
     p.add_argument("--profile", choices=PROFILES, default="default", help="used only to find the default --out")
 
+    p = sub.add_parser(
+        "new", help="write the skeleton of a new comparison (family, method, baseline, spec, test), runnable as written",
+        description="Write a skeleton that `harness validate`, the conformance test and `harness run --profile quick` "
+                    "accept as written; each line its author must fill in is marked `# TODO(author):`. Without "
+                    "--family: a new task family (harness/tasks/<NAME>/: catalogue, task, dataset, metric), its "
+                    "method (implementations/<NAME>/), a baseline and the trivial answer (baselines/<NAME>.py), "
+                    "specs/NAME.yaml (quick, default and paper profiles, one claim) and tests/test_<NAME>.py. With "
+                    "--family or --from-spec: a method of that family's task that starts as one the family has (its "
+                    "trivial answer, else its first baseline, else its first method), each call of the task's "
+                    "protocol written out to call that method's, its row in the family's catalogue, a spec comparing "
+                    "the two and a test. The files go into the checkout harness runs from, where the repository keeps "
+                    "every paper: a clone's new comparison "
+                    "is a change to the repository, and the registry's scan of harness/tasks/*/catalogue.py and the "
+                    "editable install find it with no reinstall and no HARNESS_PLUGINS (a method for an outside "
+                    "plugin's family goes beside that plugin's catalogue). An existing file is never overwritten (the "
+                    "family's catalogue only gains the new method's row).")
+    p.add_argument("name", metavar="NAME", help="the spec's and method's name, e.g. robust-mean (lower case, words "
+                                                "joined by - or _; the packages are named with _)")
+    p.add_argument("--family", metavar="F", help="an existing family (or one of its tasks, e.g. sco.multipass) to add "
+                                                 "a method to, instead of writing a new family")
+    p.add_argument("--from-spec", type=Path, metavar="S", help="start the spec from this spec file: its task, "
+                                                              "datasets, metrics, methods and profiles, NAME added")
+    p.add_argument("--dir", type=Path, metavar="DIR", help="the checkout to write into (default: the one harness runs "
+                                                           "from; for a plugin's family: the plugin's project folder)")
+
     p = sub.add_parser("audit", help="the methodology lint: each claim's and row's faults a reviewer would raise; exit "
                        "1 on one the spec does not acknowledge", description=audit_command.__doc__)
     audit_command.add_arguments(p)
@@ -204,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how far a metric may move the wrong way: a share of the baseline value (0.05), or "
                         "'interval' (the baseline's 95%% interval); METRIC=T for one metric, e.g. runtime_s=1.0 "
                         "(metrics in seconds are compared only when named). Default: exact. Repeatable.")
+    p.add_argument("--markdown", type=Path, metavar="FILE",
+                   help="also append what moved to FILE as Markdown tables (rows, claims; a line when nothing moved), "
+                        "e.g. \"$GITHUB_STEP_SUMMARY\" for a GitHub Actions job summary; the output and exit code "
+                        "are unchanged")
 
     p = sub.add_parser("bench", help="kernel speed over commits with asv: run the suite, compare two commits")
     bench = p.add_subparsers(dest="bench_command", metavar="ACTION", required=True)
@@ -578,6 +607,19 @@ def cmd_check(args) -> int:
     return status
 
 
+def cmd_new(args) -> int:
+    from harness.scaffold import ScaffoldError, command
+
+    try:
+        lines = command(args.name, args.family, args.from_spec, args.dir)
+    except ScaffoldError as exc:
+        raise UsageError(str(exc)) from None
+    except OSError as exc:  # a folder that cannot be written
+        raise UsageError(f"{exc.filename or args.dir}: cannot write there ({exc.strerror or exc})") from None
+    print("\n".join(lines))
+    return EXIT_OK
+
+
 def cmd_audit(args) -> int:
     try:
         return audit_command.main(args)
@@ -586,7 +628,7 @@ def cmd_audit(args) -> int:
 
 
 def cmd_regress(args) -> int:
-    from harness.regress import RegressUsage, compare_roots, parse_tolerances, render
+    from harness.regress import RegressUsage, compare_roots, parse_tolerances, render, render_markdown
 
     try:
         tolerances = parse_tolerances(args.tolerance)
@@ -594,6 +636,12 @@ def cmd_regress(args) -> int:
     except RegressUsage as exc:
         raise UsageError(str(exc)) from None
     print(render(report, tolerances))
+    if args.markdown is not None:
+        try:  # appended: a CI job's summary file collects every step's Markdown
+            with open(args.markdown, "a", encoding="utf-8") as f:
+                f.write(render_markdown(report, tolerances, args.baseline, args.current) + "\n")
+        except OSError as exc:
+            raise UsageError(f"--markdown {args.markdown}: {exc.strerror}") from None
     return EXIT_FAILED if report.regressed else EXIT_OK
 
 
@@ -635,7 +683,7 @@ def cmd_bench(args) -> int:
 
 
 COMMANDS = {"run": cmd_run, "validate": cmd_validate, "list": cmd_list, "show": cmd_show,
-            "leaderboard": cmd_leaderboard, "merge": cmd_merge, "repair": cmd_repair, "check": cmd_check, "audit": cmd_audit, "regress": cmd_regress, "bench": cmd_bench}
+            "leaderboard": cmd_leaderboard, "merge": cmd_merge, "repair": cmd_repair, "check": cmd_check, "new": cmd_new, "audit": cmd_audit, "regress": cmd_regress, "bench": cmd_bench}
 
 
 if __name__ == "__main__":

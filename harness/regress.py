@@ -27,6 +27,8 @@ changes that for every metric (``0.05``: 5 % of the baseline value; ``interval``
 baseline's 95% half-width) or for one (``runtime_s=1.0`` also compares runtimes, allowing 2×).
 A metric named in ``--tolerance`` decides like the primary one; other reported metrics
 that moved are listed but never fail the comparison.
+
+``--markdown FILE`` also appends the same changes as Markdown tables (:func:`render_markdown`), for a CI job's summary.
 """
 from __future__ import annotations
 
@@ -371,6 +373,61 @@ def render(report: Report, tolerances: Tolerances) -> str:
         lines.append("nothing moved")
     lines.append(compared)
     return "\n".join(lines)
+
+
+def render_markdown(report: Report, tolerances: Tolerances, baseline: Path, current: Path) -> str:
+    """The comparison as Markdown, for a CI job's summary (GitHub's ``$GITHUB_STEP_SUMMARY``): a heading, one line
+    of outcome, a table of the leaderboard rows that moved (spec, dataset, method, metric, baseline → current, verdict,
+    why it counts or not), one of the claims and checks whose verdict changed, one of changes to whole specs, and what
+    was compared. The same changes and outcome as :func:`render`."""
+    lines = [f"### Leaderboards: `{baseline}` → `{current}`", ""]
+    if report.regressed:
+        lines.append(f"**{len(report.regressed)} regression(s)**: the comparison fails (rows marked **regressed**).")
+    elif report.changes:
+        lines.append("No regression, but results moved: if that was meant, commit the new results as the baseline.")
+    else:
+        lines.append("nothing moved")
+    rows = [c for c in report.changes if c.where != "spec" and not c.where.startswith(("claim ", "check "))]
+    claims = [c for c in report.changes if c.where.startswith(("claim ", "check "))]
+    specs = [c for c in report.changes if c.where == "spec"]
+    if rows:
+        lines += ["", _md_row("spec", "dataset", "method", "metric", "baseline → current", "verdict", "why"),
+                  _md_row(*["---"] * 7)]
+        for c in rows:
+            dataset, _, method = c.where.partition(" · ")
+            lines.append(_md_row(c.spec, dataset, method, c.what, f"{c.before} → {c.after}", _md_verdict(c), _why(c)))
+    if claims:
+        lines += ["", _md_row("spec", "claim", "baseline → current", "verdict", "why"), _md_row(*["---"] * 5)]
+        for c in claims:
+            noun, _, name = c.where.partition(" ")
+            lines.append(_md_row(c.spec, name + (" (check)" if noun == "check" else ""), f"{c.before} → {c.after}",
+                                 _md_verdict(c), _why(c)))
+    if specs:
+        lines += ["", _md_row("spec", "what", "baseline → current", "verdict", "why"), _md_row(*["---"] * 5)]
+        lines += [_md_row(c.spec, c.what, f"{c.before} → {c.after}", _md_verdict(c), _why(c)) for c in specs]
+    lines += ["", f"{len(report.specs)} spec(s), {report.rows} leaderboard row(s), {report.claims} claim(s) compared; "
+                  f"tolerance: {describe_tolerances(tolerances)}.", ""]
+    return "\n".join(lines)
+
+
+def _why(change: Change) -> str:
+    """Why a change counts (or does not): its detail, or what its verdict means where it has none."""
+    if change.detail:
+        return change.detail
+    claim = change.where.startswith(("claim ", "check "))
+    return {"regressed": "it held in the baseline and no longer does" if claim else "a regression",
+            "improved": "it holds now" if claim else "moved the right way",
+            "moved": "neither verdict holds: listed only" if claim else "listed only",
+            "new": "not in the baseline"}.get(change.verdict, "")
+
+
+def _md_verdict(change: Change) -> str:
+    return f"**{change.verdict}**" if change.regressed else change.verdict
+
+
+def _md_row(*cells: str) -> str:
+    """One Markdown table row; a ``|`` or a line break inside a cell would end it."""
+    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
 
 
 def describe_tolerances(tolerances: Tolerances) -> str:

@@ -328,6 +328,7 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("pages and comparisons of results folders, and their audit",
      ("harness.report.*", "harness.merge", "harness.regress", "harness.audit.*")),
     ("the orchestrator", ("harness.runner",)),
+    ("the skeleton of a new comparison (`harness new`)", ("harness.scaffold.*",)),
     ("the command line and the Python API", ("harness.cli", "harness")),
 ]
 TASK_FAMILIES = "harness.tasks.*"  # each family: the task contract and the leaves below it, and its own modules

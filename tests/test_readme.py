@@ -56,3 +56,22 @@ def test_the_main_jobs_example_output_says_what_the_committed_results_say():
     printed = dict(re.findall(r"^  claim (\S+): (.+)$", example, flags=re.M))
     committed = json.loads((ROOT / "results" / "default" / "cdfsl" / "claims.json").read_text())
     assert printed == {claim["claim"]: claim["verdict"] for claim in committed["claims"]}
+
+
+def test_the_first_screen_s_quick_run_prints_and_writes_what_the_readme_shows(tmp_path):
+    """The README's one-minute example runs as shown: the command, each claim's verdict line and the leaderboard
+    rows it quotes (signed-laplacian's graph clustering is bit-identical across CPUs, so the rows are exact)."""
+    text = (ROOT / "README.md").read_text()
+    example = text[text.index("```console\n$ harness run specs/signed-laplacian.yaml"):]
+    example = example[len("```console\n"):example.index("```", len("```console\n"))]
+    command = example.splitlines()[0].removeprefix("$ harness ").split()
+    assert command[:4] == ["run", "specs/signed-laplacian.yaml", "--profile", "quick"] and command[4] == "--out"
+    done = harness_cli(*command[:4], "--out", tmp_path / "out", "--no-progress")
+    assert done.returncode == 0, done.stdout + done.stderr
+    printed = re.findall(r"^  claim \S+: .+$", example, flags=re.M)
+    assert printed and all(line in done.stdout.splitlines() for line in printed)
+    quoted = text[text.index("`out/signed-laplacian/leaderboard.md` opens with"):]
+    quoted = quoted[quoted.index("```\n") + 4:]
+    quoted = quoted[:quoted.index("```")]
+    page = (tmp_path / "out" / "signed-laplacian" / "leaderboard.md").read_text()
+    assert all(line in page.splitlines() for line in quoted.splitlines())

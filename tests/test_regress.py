@@ -307,3 +307,63 @@ def test_the_csv_rows_are_those_of_csv_dictreader_short_and_long_rows_included()
     got = [dict(zip(header, values)) if len(values) == len(header) else _padded(header, values) for values in lines]
     assert got == expected
     assert got[1] == {"a": "4", "b": "5", "c": None} and got[2][None] == ["9"]
+
+
+def test_markdown_summary_when_nothing_moved(roots, tmp_path, capsys):
+    """--markdown appends (a CI job's summary collects every step's) a heading and one line; the text and the exit
+    code are those of a run without it."""
+    assert main(["regress", *map(str, roots)]) == 0
+    text = capsys.readouterr().out
+    summary = tmp_path / "summary.md"
+    summary.write_text("an earlier step's summary\n")
+    assert main(["regress", *map(str, roots), "--markdown", str(summary)]) == 0
+    assert capsys.readouterr().out == text
+    baseline, current = roots
+    assert summary.read_text() == (
+        f"an earlier step's summary\n### Leaderboards: `{baseline}` → `{current}`\n\nnothing moved\n\n"
+        "2 spec(s), 38 leaderboard row(s), 7 claim(s) compared; tolerance: exact for metrics without a unit, clock "
+        "readings (s, ln s, 1/s) not compared.\n\n")
+
+
+def test_markdown_summary_of_a_moved_metric_and_a_changed_claim(roots, tmp_path, capsys):
+    """A table of the rows that moved (a regressed primary metric, an improvement) and one of the claims whose verdict
+    changed, each with why it counts; exit 1 as without --markdown."""
+    baseline, current = roots
+    before = edit_row(current / "signed-laplacian", "sbm-n400-q0.15", "cc++-normalised", ari_mean=0.70)
+    edit_row(current / "constrained-cc", "n10-noise0.3-free", "pivot", cost_over_opt_mean=1.2)
+    set_verdict(current / "signed-laplacian", "ccpp-normalised-beats-sc-hard-band", "not reproduced")
+    summary = tmp_path / "summary.md"
+    assert main(["regress", str(baseline), str(current), "--markdown", str(summary)]) == 1
+    assert "2 regression(s): signed-laplacian sbm-n400-q0.15" in capsys.readouterr().out
+    lines = summary.read_text().splitlines()
+    assert lines[:3] == [f"### Leaderboards: `{baseline}` → `{current}`", "",
+                         "**2 regression(s)**: the comparison fails (rows marked **regressed**)."]
+    rows = lines.index("| spec | dataset | method | metric | baseline → current | verdict | why |")
+    assert lines[rows + 1:rows + 4] == [
+        "| --- | --- | --- | --- | --- | --- | --- |",
+        "| constrained-cc | n10-noise0.3-free | pivot | cost_over_opt | 1.2405 → 1.2 | improved | moved the right way |",
+        "| signed-laplacian | sbm-n400-q0.15 | cc++-normalised | ari | 0.753458 → 0.7 | **regressed** "
+        "| worse by 0.0534584 (7.1%), beyond exact |"]
+    claims = lines.index("| spec | claim | baseline → current | verdict | why |")
+    assert lines[claims + 2] == ("| signed-laplacian | ccpp-normalised-beats-sc-hard-band | reproduced → not reproduced "
+                                 "| **regressed** | it held in the baseline and no longer does |")
+    # a claim that comes to hold passes, and says so
+    summary.unlink()
+    edit_row(current / "signed-laplacian", "sbm-n400-q0.15", "cc++-normalised", ari_mean=before["ari_mean"])
+    set_verdict(current / "signed-laplacian", "ccpp-normalised-beats-sc-hard-band", "reproduced")
+    set_verdict(current / "constrained-cc", "cluster-lp-beats-pivot", "reproduced")
+    assert main(["regress", str(baseline), str(current), "--markdown", str(summary)]) == 0
+    text = summary.read_text()
+    assert "No regression, but results moved: if that was meant, commit the new results as the baseline." in text
+    assert "| constrained-cc | cluster-lp-beats-pivot | inconclusive → reproduced | improved | it holds now |" in text
+
+
+def test_markdown_cells_keep_the_table_whole():
+    from harness.regress import _md_row
+
+    assert _md_row("a|b", "two\nlines") == "| a\\|b | two lines |"
+
+
+def test_markdown_file_that_cannot_be_written_is_a_usage_error(roots, tmp_path):
+    done = harness_cli("regress", *roots, "--markdown", tmp_path / "no-such-folder" / "summary.md")
+    assert done.returncode == 2 and "--markdown" in done.stderr and "No such file or directory" in done.stderr

@@ -1,7 +1,7 @@
 """asv suite: kernel speed (``time_*``, ``peakmem_*``) and leaderboard numbers (``track_*``).
 
 Run it through ``harness bench run`` and compare commits with ``harness bench compare``
-(see the README's "Tracking over commits"). Each benchmark states an explicit ``version``:
+(see docs/tracking.md). Each benchmark states an explicit ``version``:
 bump it when a change to the benchmark itself (not to the code it times) makes old
 results incomparable.
 """

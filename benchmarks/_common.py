@@ -13,7 +13,7 @@ class CpuKernel:
 
     The clock is this process's CPU time, not wall time: on a shared machine other
     processes stretch wall time by up to 1.7× from one minute to the next, while the CPU
-    time a kernel needs moves by a few per cent (see the README). A kernel that waits on
+    time a kernel needs moves by a few per cent (see docs/tracking.md). A kernel that waits on
     anything else (a GPU, a worker process, I/O) must keep asv's default wall clock.
     Samples: at least 5 per process (asv runs two), at most 20, stopping after 10 s.
     """

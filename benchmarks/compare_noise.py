@@ -6,7 +6,8 @@ a step's CPU time (deterministic work: the CPU time it adds does not depend on t
 slowdown it measures in-process). Then, ``--sessions`` times, with a CPU-bound job (``while True: pass``) running beside it the whole
 time: ``harness bench compare BASE PLANTED`` on the kernels ``--bench`` selects (default: one FSM step and one
 synchronised DR-MH iteration on N(0,1) at 16 chains, and the signed-Laplacian sweep rounding at n = 400; the fsm
-form should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be). The README's figures:
+form should be flagged, no other kernel) and ``harness bench compare BASE BASE`` (nothing should be).
+The figures in docs/tracking.md:
 
     python benchmarks/compare_noise.py --sessions 10 --out /tmp/compare-noise
 

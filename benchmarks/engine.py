@@ -61,7 +61,7 @@ class WorkerPoolOverhead:
 
 class IdleRun:
     """``harness run`` with nothing new to run: constrained-cc at the quick profile into a copy of its committed
-    results folder, every cell already there (the README's Performance, "Fixed cost").
+    results folder, every cell already there (docs/performance.md, "Fixed cost").
 
     Each call is a whole new process, as a user's command is: Python's start, the imports, checking the spec
     (read back from the cache once checked), planning, reading ``runs.jsonl``. ``time_idle_run`` is its wall time

@@ -114,7 +114,7 @@ class Board1M:
     number = 1
     repeat = (2, 5, 60.0)
     timeout = 300
-    timer = time.process_time  # CPU time, as the README's figures
+    timer = time.process_time  # CPU time, as the figures in docs/results.md
 
     def setup(self):
         import scipy.stats  # noqa: F401 - imported by the first interval, not timed

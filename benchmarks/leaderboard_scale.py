@@ -10,7 +10,7 @@ shared with other work, load average 2.3) and 0.28 GiB. Since the rows are read 
 runs.jsonl as Parquet (:mod:`harness.results_table`), a rebuild reads the saved table. Both are timed here: a
 return of the dict reader, of one scipy t-test per cell, of a per-row grouping or pairing, of a table or panel
 per dataset, or of a saved table that is not used shows; the
-1M-row figure (README, "Cost at scale") is measured by hand, as it takes minutes of setup.
+1M-row figure (docs/results.md, "Cost at scale") is measured by hand, as it takes minutes of setup.
 """
 from __future__ import annotations
 

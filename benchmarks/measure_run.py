@@ -1,5 +1,5 @@
 """Measure one `harness` command in this process: wall time, the parent's CPU (the engine), the workers' CPU, and
-the parent's peak memory. The figures in the README's Performance section come from it:
+the parent's peak memory. The figures in docs/performance.md come from it:
 
     python benchmarks/engine_scale.py 10000 1 /tmp/scale/s10k.yaml   # a spec of 10,000 seeds × 1 dataset
     HARNESS_PLUGINS=toy_plugin:CATALOGUE PYTHONPATH=tests/plugins \\

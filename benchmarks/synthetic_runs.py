@@ -9,7 +9,7 @@ of every row (same keys, ``metrics``, ``params``, ``code``, ``versions``), with 
 seed and key of the cell and metrics drawn from a fixed random generator: a per-(dataset, method)
 level plus noise per seed. One row in a hundred is ``failed``. Nothing here is a result: it is the
 load ``harness leaderboard`` and ``harness regress`` are measured on (``benchmarks/leaderboard_scale.py``
-and the README's performance section)::
+and docs/performance.md)::
 
     python -m benchmarks.synthetic_runs /tmp/board-1m --rows 1000000   # 16,667 datasets × 6 methods × 10 seeds
     /usr/bin/time -v harness leaderboard /tmp/board-1m

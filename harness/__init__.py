@@ -10,7 +10,7 @@ change between versions::
     spec = harness.load_spec("specs/cdfsl.yaml", profile="quick")             # the typed, resolved spec
 
 and, to add a paper, :class:`Task` with :class:`Context`, :class:`DataUnavailable`,
-:class:`DataError`, :class:`WorkerCache` and :class:`SourceTraining` (see the README's "Adding a paper").
+:class:`DataError`, :class:`WorkerCache` and :class:`SourceTraining` (see docs/adding-a-paper.md).
 Everything loads lazily, so ``import harness`` (and ``harness --help``) stays light.
 """
 from __future__ import annotations

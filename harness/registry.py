@@ -272,7 +272,7 @@ class Registry:
 
             if not isinstance(obj, Task):
                 raise RegistryError(f"task {name!r} ({entry.target}, from {entry.origin}) is a {type(obj).__name__}, "
-                                    "not an instance of harness.Task: subclass it (see the README's 'Adding a paper')")
+                                    "not an instance of harness.Task: subclass it (see docs/adding-a-paper.md)")
             listed = getattr(obj, "metrics", None)
             if isinstance(listed, str) or not isinstance(listed, (tuple, list)) or not listed:
                 raise RegistryError(f"task {name!r} ({entry.target}): `metrics` must list the names its evaluate() "

@@ -81,9 +81,9 @@ def run_checks(repo: Path, tmp_path: Path, name: str) -> tuple[list[int], str]:
 
 
 def test_workflow_steps_on_a_toy_repository(toy_env, tmp_path):
-    """A repository of one spec with its committed quick and default results, as the README tells a user to set one
-    up: the job passes when nothing moved, fails the comparison when a committed primary metric is no longer reproduced,
-    and fails the audit when the spec no longer acknowledges its findings; the summary says each."""
+    """A repository of one spec with its committed quick and default results, as docs/tracking.md tells a user to set
+    one up: the job passes when nothing moved, fails the comparison when a committed primary metric is no longer
+    reproduced, and fails the audit when the spec no longer acknowledges its findings; the summary says each."""
     repo = tmp_path / "repo"
     (repo / "specs").mkdir(parents=True)
     spec = repo / "specs" / "toy.yaml"

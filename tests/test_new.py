@@ -1,5 +1,5 @@
 """`harness new` (issue 33): the skeleton of a new comparison passes `harness validate`, the conformance test and
-`harness run --profile quick` as written; so does a method for an existing family (the README's plugin, a family
+`harness run --profile quick` as written; so does a method for an existing family (the docs' plugin, a family
 of the checkout, a family of the repository), which starts as one of the family's methods and gets its catalogue
 row, a spec and a test; an existing file is never overwritten; a bad NAME is one line.
 
@@ -187,9 +187,9 @@ def test_a_method_for_a_family_of_the_repository_runs_as_written(family, start, 
     _runs_a_tie(spec, tmp_path / "out", "probe-method", start)
 
 
-def test_a_method_for_the_readme_plugin_s_family_from_its_spec(tmp_path, monkeypatch):
-    """The README's worked example (an outside plugin): the method goes beside its catalogue, the spec and test
-    into its project folder; the spec starts from specs/robust-mean.yaml."""
+def test_a_method_for_the_docs_plugin_s_family_from_its_spec(tmp_path, monkeypatch):
+    """The worked example of docs/adding-a-paper.md (an outside plugin): the method goes beside its catalogue, the
+    spec and test into its project folder; the spec starts from specs/robust-mean.yaml."""
     for name, body in _blocks().items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(body)

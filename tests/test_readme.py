@@ -1,5 +1,6 @@
-"""The README's worked example of adding a paper runs as written: a plugin package outside the
-repository with its catalogue, task, methods and spec."""
+"""The examples of the README and the docs run as written: the worked example of adding a paper
+(docs/adding-a-paper.md: a plugin package outside the repository with its catalogue, task, methods and spec), the
+README's run of the main job and its first screen's quick run."""
 from __future__ import annotations
 
 import os
@@ -10,11 +11,10 @@ from harness.runs_file import read_runs
 
 
 def _blocks() -> dict[str, str]:
-    """README code blocks whose first line is a comment naming a file: path → text."""
-    text = (ROOT / "README.md").read_text()
-    section = text[text.index("## Adding a paper"):]
+    """Code blocks of docs/adding-a-paper.md whose first line is a comment naming a file: path → text."""
+    text = (ROOT / "docs" / "adding-a-paper.md").read_text()
     found = {}
-    for body in re.findall(r"```(?:python|yaml)\n(.*?)```", section, flags=re.S):
+    for body in re.findall(r"```(?:python|yaml)\n(.*?)```", text, flags=re.S):
         first = body.splitlines()[0]
         match = re.match(r"# (\S+\.(?:py|yaml))", first)
         if match:

@@ -181,7 +181,7 @@ def new_method(name: str, directory: Path | None, family: str | None, from_spec:
     than = _partner(source["methods"]) if source is not None else None
     compared = next((m["name"] for m in source["methods"] if m.get("id", m["name"]) == than), None) if than else None
     start = _starting_method(registry, task, [call for call, *_ in calls], compared)
-    words = {"name": name, "pkg": pkg, "camel": camel, "task": task_name, "start": start,
+    words = {"name": name, "pkg": pkg, "camel": camel, "task": task_name, "starting": start,
              "protocol": task.protocol.__name__, "protocol_module": task.protocol.__module__}
     parameters = ", ".join(f"{k}={v!r}" for k, v in registry.parameters("methods", start).items())
     if len(parameters) > 60:

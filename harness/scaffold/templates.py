@@ -216,27 +216,27 @@ def test_the_methods_on_samples_computed_by_hand():
 STARTED_METHOD = Template('''\
 """$camel: a method of ``$task``, implementing ``$protocol`` of ``$protocol_module``.
 
-Written by `harness new $name` as the registered method ``$start``, unchanged, so that it runs
-as written: each call of the protocol below returns what ``$start`` returns until its author writes it.
+Written by `harness new $name` as the registered method ``$starting``, unchanged, so that it runs
+as written: each call of the protocol below returns what ``$starting`` returns until its author writes it.
 """
 from __future__ import annotations
 $imports
 from harness.registry import default_registry
 
 # looked up by its registered name, not imported: a method never imports a baseline's code (tests/test_layering.py)
-_StartingMethod = default_registry().load("methods", "$start")
+_StartingMethod = default_registry().load("methods", "$starting")
 
 
-# TODO(author): your method in place of $start: write each call below, then drop _StartingMethod from the bases
+# TODO(author): your method in place of $starting: write each call below, then drop _StartingMethod from the bases
 class $camel(_StartingMethod):
-    """$camel (for now ``$start``, call for call)."""
+    """$camel (for now ``$starting``, call for call)."""
 
-    # TODO(author): its hyper-parameters as keyword arguments with defaults in an __init__ (a spec and Optuna set them by name); $start's now: $parameters
+    # TODO(author): its hyper-parameters as keyword arguments with defaults in an __init__ (a spec and Optuna set them by name); $starting's now: $parameters
 $calls''')
 
 STARTED_CALL = Template('''
     def $call($arguments)$returns:
-$docstring        # TODO(author): $camel's $call() in place of $start's
+$docstring        # TODO(author): $camel's $call() in place of $starting's
         return super().$call($forwarded)
 ''')
 

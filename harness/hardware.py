@@ -22,15 +22,37 @@ class DeviceUnavailable(Exception):
 
 @lru_cache(maxsize=1)
 def cpu_name() -> str:
+    """The CPU's model name and, where ``/proc/cpuinfo`` gives them, its family and model numbers and its widest
+    vector instruction set: ``"AMD EPYC (family 25 model 1, AVX2)"``. Virtual machines report generic names
+    ("AMD EPYC", "Intel(R) Xeon(R) Processor") for CPU generations whose BLAS and torch kernels differ (an AVX2
+    Zen 3 and an AVX-512 one gave other quick-profile numbers from the same code), and ``harness regress``
+    compares rows of one device class exactly, so the class must name what decides the arithmetic."""
     import platform
 
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
+        return cpu_name_of(Path("/proc/cpuinfo").read_text())
+    except (OSError, ValueError):
+        return platform.processor() or platform.machine()
+
+
+def cpu_name_of(cpuinfo: str) -> str:
+    """:func:`cpu_name` from the text of ``/proc/cpuinfo`` (its first processor); ValueError without a model name."""
+    fields: dict[str, str] = {}
+    for line in cpuinfo.splitlines():
+        if not line.strip():
+            if fields:
+                break  # the first processor's block is enough: a machine's cores are alike
+            continue
+        key, _, value = line.partition(":")
+        fields.setdefault(key.strip(), value.strip())
+    if not fields.get("model name"):
+        raise ValueError("no model name in /proc/cpuinfo")
+    flags = set(fields.get("flags", "").split())
+    isa = next((name for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sse2", "SSE2"))
+                if flag in flags), None)
+    where = [f"family {fields['cpu family']} model {fields['model']}"] if "cpu family" in fields and "model" in fields else []
+    notes = ", ".join(where + ([isa] if isa else []))
+    return f"{fields['model name']} ({notes})" if notes else fields["model name"]
 
 
 def cpu_description() -> str:

@@ -135,10 +135,11 @@ def merge(out: Path, folders: list[Path]) -> MergeSummary:
     return _write(_prepare(out, folders))
 
 
-def merge_roots(out: Path, roots: list[Path]) -> list[MergeSummary]:
+def merge_roots(out: Path, roots: list[Path], found: dict[Path, dict[str, Path]] | None = None) -> list[MergeSummary]:
     """Merge results roots spec by spec: each ``<root>/<spec>`` folder (found as ``harness regress`` finds them)
     goes into ``out/<spec>``, with every root's folder of that name; a spec in only some roots is merged from
-    those. Every spec is read and checked before anything is written, so a refusal writes nothing."""
+    those. Every spec is read and checked before anything is written, so a refusal writes nothing. ``found``: the
+    spec folders of roots a caller has already listed, not listed again."""
     out, roots = Path(out), [Path(r) for r in roots]
     if not roots:
         raise MergeError("give at least one results root to merge")
@@ -159,7 +160,7 @@ def merge_roots(out: Path, roots: list[Path]) -> list[MergeSummary]:
         seen[resolved] = root
     by_spec: dict[str, list[Path]] = {}
     for root in roots:
-        for name, folder in _spec_folders_of_root(root).items():
+        for name, folder in ((found or {}).get(root) or _spec_folders_of_root(root)).items():
             by_spec.setdefault(name, []).append(folder)
     plans = [_prepare(out / name, folders) for name, folders in sorted(by_spec.items())]
     return [_write(plan) for plan in plans]
@@ -168,8 +169,11 @@ def merge_roots(out: Path, roots: list[Path]) -> list[MergeSummary]:
 def merge_inputs(out: Path, inputs: list[Path]) -> list[MergeSummary]:
     """``harness merge``'s inputs: spec results folders (one merge into ``out``) or results roots
     (:func:`merge_roots`); a mix of the two is refused, naming the first argument of the other kind."""
+    from harness.regress import spec_folders
+
     inputs = [Path(i) for i in inputs]
-    roots = [i for i in inputs if _is_results_root(i)]
+    found = {i: spec_folders(i) for i in inputs if i.is_dir() and not _is_results_folder(i)}
+    roots = [i for i in inputs if found.get(i)]
     if not roots:
         return [merge(out, inputs)]
     other = next((i for i in inputs if i not in roots), None)
@@ -180,7 +184,7 @@ def merge_inputs(out: Path, inputs: list[Path]) -> list[MergeSummary]:
                 else "neither a spec's results folder (no spec.yaml) nor a results root (no <spec>/spec.yaml)")
         raise MergeError(f"{other}: {kind}, but {roots[0]} is a results root; give only spec results folders "
                          f"(e.g. a/cdfsl b/cdfsl) or only results roots (e.g. a b)")
-    return merge_roots(out, inputs)
+    return merge_roots(out, inputs, found)
 
 
 @dataclass
@@ -290,13 +294,6 @@ def _spec_folders_of_root(root: Path) -> dict[str, Path]:
         raise MergeError(f"{root}: not a results root: no <spec>/{SPEC_FILE} in it (expected a folder of spec "
                          f"results folders written by `harness run`, e.g. results/default)")
     return found
-
-
-def _is_results_root(folder: Path) -> bool:
-    """A folder that is no spec's results folder but holds some (``<spec>/spec.yaml``)."""
-    from harness.regress import spec_folders
-
-    return folder.is_dir() and not _is_results_folder(folder) and bool(spec_folders(folder))
 
 
 def read_source(folder: Path, is_out: bool) -> Source:

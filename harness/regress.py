@@ -361,18 +361,28 @@ def render(report: Report, tolerances: Tolerances) -> str:
         for row in [header, *body]:
             lines.append("  ".join(cell.ljust(w) for cell, w in zip(row[:-1], widths)) + "  " + row[-1])
         lines.append("")
-    compared = (f"{len(report.specs)} spec(s), {report.rows} leaderboard row(s), {report.claims} claim(s) compared; "
-                f"tolerance: {describe_tolerances(tolerances)}")
     if report.regressed:
         named = [f"{c.spec} {c.where} {c.what} {c.before} → {c.after}" for c in report.regressed]
         more = f"; and {len(named) - 5} more marked 'regressed' above" if len(named) > 5 else ""
         lines.append(f"{len(named)} regression(s): " + "; ".join(named[:5]) + more)
-    elif any(c.verdict in ("improved", "moved", "new", "note") for c in report.changes):
-        lines.append("no regression, but results moved: if that was meant, commit the new results as the baseline")
     else:
-        lines.append("nothing moved")
-    lines.append(compared)
+        lines.append(_MOVED if _moved(report) else _NOTHING)
+    lines.append(_compared(report, tolerances))
     return "\n".join(lines)
+
+
+_MOVED = "no regression, but results moved: if that was meant, commit the new results as the baseline"
+_NOTHING = "nothing moved"
+
+
+def _moved(report: Report) -> bool:
+    """Whether anything other than a regression changed (both renderings say so the same way)."""
+    return any(c.verdict in ("improved", "moved", "new", "note") for c in report.changes)
+
+
+def _compared(report: Report, tolerances: Tolerances) -> str:
+    return (f"{len(report.specs)} spec(s), {report.rows} leaderboard row(s), {report.claims} claim(s) compared; "
+            f"tolerance: {describe_tolerances(tolerances)}")
 
 
 def render_markdown(report: Report, tolerances: Tolerances, baseline: Path, current: Path) -> str:
@@ -383,10 +393,8 @@ def render_markdown(report: Report, tolerances: Tolerances, baseline: Path, curr
     lines = [f"### Leaderboards: `{baseline}` → `{current}`", ""]
     if report.regressed:
         lines.append(f"**{len(report.regressed)} regression(s)**: the comparison fails (rows marked **regressed**).")
-    elif report.changes:
-        lines.append("No regression, but results moved: if that was meant, commit the new results as the baseline.")
     else:
-        lines.append("nothing moved")
+        lines.append(_MOVED[0].upper() + _MOVED[1:] + "." if _moved(report) else _NOTHING)
     rows = [c for c in report.changes if c.where != "spec" and not c.where.startswith(("claim ", "check "))]
     claims = [c for c in report.changes if c.where.startswith(("claim ", "check "))]
     specs = [c for c in report.changes if c.where == "spec"]
@@ -405,8 +413,7 @@ def render_markdown(report: Report, tolerances: Tolerances, baseline: Path, curr
     if specs:
         lines += ["", _md_row("spec", "what", "baseline → current", "verdict", "why"), _md_row(*["---"] * 5)]
         lines += [_md_row(c.spec, c.what, f"{c.before} → {c.after}", _md_verdict(c), _why(c)) for c in specs]
-    lines += ["", f"{len(report.specs)} spec(s), {report.rows} leaderboard row(s), {report.claims} claim(s) compared; "
-                  f"tolerance: {describe_tolerances(tolerances)}.", ""]
+    lines += ["", _compared(report, tolerances) + ".", ""]
     return "\n".join(lines)
 
 
@@ -426,8 +433,10 @@ def _md_verdict(change: Change) -> str:
 
 
 def _md_row(*cells: str) -> str:
-    """One Markdown table row; a ``|`` or a line break inside a cell would end it."""
-    return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+    """One Markdown table row, each cell as the leaderboard's Markdown writes one (on one line, pipes escaped)."""
+    from harness.report.pages import table_text
+
+    return "| " + " | ".join(table_text(c) for c in cells) + " |"
 
 
 def describe_tolerances(tolerances: Tolerances) -> str:

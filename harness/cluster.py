@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 import uuid
 from dataclasses import dataclass, field

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -260,3 +261,44 @@ def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_ver
             cell.__dict__["key"] = key(seed)  # where cached_property keeps it: the same value, found sooner
             cells.append(cell)
     return cells
+
+
+DATA_DIR_VARIABLE = "HARNESS_DATA_DIR"
+
+
+def data_dir_from(given: Path | None) -> Path | None:
+    """``--data-dir``, else ``HARNESS_DATA_DIR``; PlanError when it names no folder (a typo skipped every dataset
+    that reads real data, with exit 0)."""
+    if given is not None:
+        where, what = Path(given), f"--data-dir {given}"
+    elif os.environ.get(DATA_DIR_VARIABLE):
+        where = Path(os.environ[DATA_DIR_VARIABLE])
+        what = f"{DATA_DIR_VARIABLE}={where}"
+    else:
+        return None
+    if where.is_dir():
+        return where
+    problem = "is a file, not a folder" if where.exists() else "no such folder"
+    raise PlanError(f"{what}: {problem}; give the folder that holds the real datasets "
+                    f"(or leave out --data-dir and unset {DATA_DIR_VARIABLE} to skip the datasets that need it)")
+
+
+def check_slurm() -> None:
+    import shutil
+
+    missing = [command for command in ("sbatch", "srun") if shutil.which(command) is None]
+    if missing:
+        raise PlanError(f"--executor slurm: {' and '.join(missing)} not found on PATH, so this is not a SLURM "
+                        "login node; run there, or try the same code path here with --executor local-submitit")
+
+
+def check_writable(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise PlanError(f"--out {root}: is a file, not a folder; give a folder for the results")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        probe = root / f".harness-write-test-{os.getpid()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise PlanError(f"--out {root}: cannot write results there ({exc.strerror or exc})") from None

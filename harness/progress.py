@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, TextIO
+from typing import TextIO
 
 QUIET_S = 60.0  # plain output: name the running cells after this long without a line
 SHOWN_RUNNING = 3  # cells named on the bar; more are counted

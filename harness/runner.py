@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import datetime as _dt
-import os
 import sys
 import time
 from collections import Counter
@@ -13,11 +12,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from harness.plan import Cell, RunOptions, apply_options, test_cells
+from harness.plan import (DATA_DIR_VARIABLE, Cell, RunOptions, apply_options, check_slurm, check_writable,
+                          data_dir_from, test_cells)
 from harness.progress import Progress
+from harness.report.cached import cached_legends, write_index_when_changed
 from harness.spec.model import Spec, dataset_entries
 
-DATA_DIR_VARIABLE = "HARNESS_DATA_DIR"
 NOT_OK = ("failed", "timed-out")
 PROGRESS_TICK_S = 1.0  # how often the running cells shown are refreshed
 
@@ -84,16 +84,16 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
     loaded = [s if isinstance(s, Spec) else load_spec(s, profile) for s in specs]
     _refuse_shared_folders(loaded, out)
     planned = [apply_options(spec, options) for spec in loaded]  # every selection error before any work
-    data_dir = _data_dir(options.data_dir)
+    data_dir = data_dir_from(options.data_dir)
     versions = lru_cache(maxsize=1)(package_versions)  # read once a cell is to run (a run with nothing to do: never)
     if options.executor == "slurm":
-        _check_slurm()
+        check_slurm()
     if options.storage is not None:  # a wrong URL or a server that is down: one line before any work
         from harness.tuning import open_storage
 
         open_storage(options.storage, None)
     for root in {Path(out) if out is not None else default_out(spec.profile) for spec in planned}:
-        _check_writable(root)  # before any work: one clear line, not a traceback after tuning
+        check_writable(root)  # before any work: one clear line, not a traceback after tuning
     summaries, roots, said = [], set(), set()
     for spec in planned:
         root = Path(out) if out is not None else default_out(spec.profile)
@@ -104,49 +104,10 @@ def run(specs, out: Path | str | None = None, options: RunOptions = RunOptions()
             summary.notes.append(f"--data-dir {options.data_dir} was not read: no selected dataset of "
                                  f"{'these specs' if len(planned) > 1 else 'this spec'} reads real data")
     for root in roots:
-        _write_index(root)
+        write_index_when_changed(root)
         if out is None and root.parent.name == "results":
-            _write_index(root.parent)  # results/index.md over every profile
+            write_index_when_changed(root.parent)  # results/index.md over every profile
     return summaries
-
-
-INDEX = "index"  # the cache's kind of entry: an index.md known to be what its folder's claims make
-
-
-def _write_index(root: Path) -> None:
-    """:func:`harness.report.folder.write_index`, unless ``root/index.md`` is already what it would write.
-
-    Importing the pages' code for it was a tenth of a run with nothing to do. The index is made of the claims.json
-    files it globs and the engine's code: a digest of those and of index.md's own bytes is kept in the cache
-    (:mod:`harness.cache`) once index.md is written; while it is the same, index.md stands.
-    """
-    from harness.cache import get, put
-
-    key = _index_key(root)
-    if key is not None and get(INDEX, key) is True:
-        return
-    from harness.report.folder import write_index
-
-    write_index(root)
-    key = _index_key(root)
-    if key is not None:
-        put(INDEX, key, True)
-
-
-def _index_key(root: Path) -> str | None:
-    """A digest of what ``root/index.md`` is made of (write_index's globs' claims.json files, the engine) and of its
-    bytes; None when one cannot be read."""
-    from harness.cache import digest, engine_digest
-
-    parts: list[bytes | str] = [engine_digest()]
-    try:
-        for pattern in ("*/claims.json", "*/*/claims.json"):
-            for path in sorted(root.glob(pattern)):
-                parts += [path.relative_to(root).as_posix(), path.read_bytes()]
-        parts.append((root / "index.md").read_bytes())
-    except OSError:
-        return None
-    return digest(*parts)
 
 
 def _refuse_shared_folders(specs: list[Spec], out: Path | str | None) -> None:
@@ -166,51 +127,7 @@ def _refuse_shared_folders(specs: list[Spec], out: Path | str | None) -> None:
                             f"results folder {root / spec.name}/; run them one at a time with a different --out each")
 
 
-def _data_dir(given: Path | None) -> Path | None:
-    """``--data-dir``, else ``HARNESS_DATA_DIR``; PlanError when it names no folder (a typo skipped every dataset
-    that reads real data, with exit 0)."""
-    from harness.plan import PlanError
-
-    if given is not None:
-        where, what = Path(given), f"--data-dir {given}"
-    elif os.environ.get(DATA_DIR_VARIABLE):
-        where = Path(os.environ[DATA_DIR_VARIABLE])
-        what = f"{DATA_DIR_VARIABLE}={where}"
-    else:
-        return None
-    if where.is_dir():
-        return where
-    problem = "is a file, not a folder" if where.exists() else "no such folder"
-    raise PlanError(f"{what}: {problem}; give the folder that holds the real datasets "
-                    f"(or leave out --data-dir and unset {DATA_DIR_VARIABLE} to skip the datasets that need it)")
-
-
 _PLANNING_FIELDS = ("params", "spec")  # what planning reads of a row beyond what read_cells always decodes
-
-
-def _check_slurm() -> None:
-    import shutil
-
-    from harness.plan import PlanError
-
-    missing = [command for command in ("sbatch", "srun") if shutil.which(command) is None]
-    if missing:
-        raise PlanError(f"--executor slurm: {' and '.join(missing)} not found on PATH, so this is not a SLURM "
-                        "login node; run there, or try the same code path here with --executor local-submitit")
-
-
-def _check_writable(root: Path) -> None:
-    from harness.plan import PlanError
-
-    if root.exists() and not root.is_dir():
-        raise PlanError(f"--out {root}: is a file, not a folder; give a folder for the results")
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        probe = root / f".harness-write-test-{os.getpid()}"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise PlanError(f"--out {root}: cannot write results there ({exc.strerror or exc})") from None
 
 
 def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None, versions: Callable[[], dict],
@@ -226,7 +143,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     from harness.registry import default_registry
     from harness.report.stamp import pages_stamp, read_stamp, verdicts_on_file, write_stamp
     from harness.runs_file import read_cells
-    from harness.store import RunStore, write_skipped_datasets
+    from harness.store import RunStore, write_resolved_spec_when_changed, write_skipped_datasets
 
     folder = root / spec.name
     summary = SpecRun(spec.name, folder)
@@ -265,7 +182,7 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
     # imports the worker's, when a cell is submitted: a run with nothing to do never makes it
     executor = executor_for_cells() if cluster else _WhenUsed(executor_for_cells)
     with RunStore(folder) as store, executor as executor, Progress(progress, spec.name) as bar:
-        _write_resolved_spec(spec, folder)
+        write_resolved_spec_when_changed(spec, folder)
         write_metric_table(folder, default_registry().task_metrics(spec.task, task.metrics))  # the folder reads alone
         write_chance_table(folder, {d.get("id", d["name"]): task.chance(d["name"], d.get("params", {}))
                                     for d in dataset_entries(spec.resolved)})
@@ -290,12 +207,12 @@ def _run_spec(spec: Spec, root: Path, options: RunOptions, data_dir: Path | None
         # nothing ran and nothing the pages are made of changed: they stand, and their verdicts are read back
         # (rebuilding them imported scipy and matplotlib, most of a run that has nothing to do)
         summary.verdicts = verdicts_on_file(folder)
-        summary.legends = _legends(folder, summary.verdicts)
+        summary.legends = cached_legends(folder, summary.verdicts)
     else:
         from harness.report.folder import write_leaderboard
 
         summary.verdicts = write_leaderboard(folder)
-        summary.legends = _legends(folder, summary.verdicts)
+        summary.legends = cached_legends(folder, summary.verdicts)
         write_stamp(folder, stamp)
     summary.wall_s = time.perf_counter() - started
     return summary
@@ -323,66 +240,6 @@ class _WhenUsed:
         if self._made is None:
             self._made = self._make().__enter__()
         return getattr(self._made, name)
-
-
-LEGENDS = "legends"  # the cache's kind of entry: the legend lines of a folder's verdicts
-
-
-def _legends(folder: Path, verdicts: list) -> list[str]:
-    """:func:`harness.claims.legends` of ``verdicts``, the folder's (claims.json's), kept in the cache
-    (:mod:`harness.cache`) under claims.json's bytes, the engine's source and the installed packages (an outside
-    package's claim kinds and their code): importing the claim kinds only to print these lines was a tenth of a run
-    with nothing to do."""
-    from harness.cache import digest, engine_digest, environment_digest, get, put
-    from harness.code import entry_point_code
-    from harness.spec.load import CLAIM_KINDS
-
-    try:
-        key = digest(engine_digest(), environment_digest(), *entry_point_code(CLAIM_KINDS), "\0",
-                     (folder / "claims.json").read_bytes())
-    except OSError:
-        key = None
-    lines = get(LEGENDS, key) if key is not None else None
-    if isinstance(lines, list) and all(isinstance(line, str) for line in lines):
-        return lines
-    from harness.claims import legends
-
-    lines = legends(verdicts)
-    if key is not None:
-        put(LEGENDS, key, lines)
-    return lines
-
-
-RESOLVED_SPEC = "spec.yaml"  # the cache's kind of entry: a spec.yaml text known to say a resolved spec
-
-
-def _write_resolved_spec(spec: Spec, folder: Path) -> None:
-    """:func:`harness.store.write_resolved_spec`, unless ``folder/spec.yaml`` is a text already found to say the same.
-
-    Reading spec.yaml back to compare it imported PyYAML in every run: a digest of its bytes and of what it must
-    say (as JSON, which tells every value's type; a spec JSON cannot hold is compared as before), with the engine's
-    source and the installed packages (PyYAML's reader), is kept in the cache once they were found equal.
-    """
-    import json
-
-    from harness.cache import digest, engine_digest, environment_digest, get, put
-    from harness.store import resolved_spec_body, write_resolved_spec
-
-    def key() -> str | None:
-        try:
-            return digest(engine_digest(), environment_digest(), body, (folder / "spec.yaml").read_bytes())
-        except OSError:  # no spec.yaml yet
-            return None
-
-    try:
-        body = json.dumps(resolved_spec_body(spec), sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError):
-        body = None
-    if body is not None and (found := key()) is not None and get(RESOLVED_SPEC, found) is True:
-        return
-    write_resolved_spec(spec, folder)
-    if body is not None and (found := key()) is not None:
-        put(RESOLVED_SPEC, found, True)
 
 
 def _available_datasets(spec: Spec, data_dir: Path | None, gpus: list[str]) -> tuple[list, list[dict[str, str]]]:

@@ -407,3 +407,34 @@ def dump_yaml(body: Any) -> str:
     if dumper is None or re.search("[\U00010000-\U0010FFFF]", json.dumps(body, ensure_ascii=False)):
         dumper = yaml.SafeDumper
     return yaml.dump(body, Dumper=dumper, sort_keys=False, allow_unicode=True)
+
+
+RESOLVED_SPEC = "spec.yaml"  # the cache's kind of entry: a spec.yaml text known to say a resolved spec
+
+
+def write_resolved_spec_when_changed(spec, folder: Path) -> None:
+    """:func:`harness.store.write_resolved_spec`, unless ``folder/spec.yaml`` is a text already found to say the same.
+
+    Reading spec.yaml back to compare it imported PyYAML in every run: a digest of its bytes and of what it must
+    say (as JSON, which tells every value's type; a spec JSON cannot hold is compared as before), with the engine's
+    source and the installed packages (PyYAML's reader), is kept in the cache once they were found equal.
+    """
+    import json
+
+    from harness.cache import digest, engine_digest, environment_digest, get, put
+
+    def key() -> str | None:
+        try:
+            return digest(engine_digest(), environment_digest(), body, (folder / "spec.yaml").read_bytes())
+        except OSError:  # no spec.yaml yet
+            return None
+
+    try:
+        body = json.dumps(resolved_spec_body(spec), sort_keys=True, allow_nan=False)
+    except (TypeError, ValueError):
+        body = None
+    if body is not None and (found := key()) is not None and get(RESOLVED_SPEC, found) is True:
+        return
+    write_resolved_spec(spec, folder)
+    if body is not None and (found := key()) is not None:
+        put(RESOLVED_SPEC, found, True)

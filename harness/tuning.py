@@ -270,7 +270,6 @@ class StudyRun:
     def start(self) -> int:
         """Open the study, take over its interrupted trials, and return how many trials are left to run."""
         import optuna
-        from optuna.trial import TrialState
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         with _quiet():

@@ -300,3 +300,75 @@ def test_precondition_names_are_validated(toy_env, tmp_path):
     with pytest.raises(SpecError, match="precondition") as error:
         load_spec(path)
     assert "'nope'" in str(error.value) and "'nowhere'" in str(error.value)
+
+
+def test_margin_gap_reads_the_nearer_end_as_a_share_of_the_width():
+    from harness.claims.base import MarginGap
+
+    gap = MarginGap("", 0.05, 1.05, 0.0)  # reproduced, its low end 0.05 above 0: 5% of the width
+    assert gap.distance == pytest.approx(0.05) and gap.share == pytest.approx(0.05) and gap.near
+    assert "**near**" in gap.text() and "5% of the interval's width" in gap.text()
+    far = MarginGap("a", -3.0, -1.0, 0.0)  # not reproduced, its high end a whole width below
+    assert far.distance == 1.0 and far.share == 0.5 and not far.near and far.text().startswith("a: 1 from 0")
+    inside = MarginGap("", -0.5, 1.5, 0.0)  # inconclusive: the margin a quarter of the way in
+    assert inside.share == pytest.approx(0.25) and not inside.near
+    assert MarginGap("", 2.0, 2.0, 1.0).share == float("inf")  # no spread: never near
+
+
+def test_each_kind_gives_the_intervals_that_decided_its_verdict():
+    from harness.claims import margin_gaps
+
+    # paired: the oriented interval against the claim's margin
+    claim = precondition_claim()
+    del claim["precondition"]
+    paired = check_claim({**claim, "margin": 1.0}, precondition_rows(+10), "max")
+    (gap,) = margin_gaps(paired, {**claim, "margin": 1.0})
+    assert gap.threshold == 1.0 and (gap.low, gap.high) == tuple(paired.interval)
+    # a verdict its precondition decided has no gap: the claim's own interval did not decide it
+    unmet = check_claim(precondition_claim(), precondition_rows(-10), "max", goals={"acc": "max"})
+    assert margin_gaps(unmet, precondition_claim()) == []
+    # an exponent bound: each method's interval against the bound
+    rows = timing_rows({"a": 1.0, "b": 1.1})
+    bounded = check_claim(exponent_claim(methods=["a", "b"]), rows, "min")
+    gaps = margin_gaps(bounded, exponent_claim(methods=["a", "b"]))
+    assert [g.what for g in gaps] == ["a", "b"] and {g.threshold for g in gaps} == {1.2}
+    assert gaps[1].distance < gaps[0].distance  # b's exponent sits nearer the bound
+    # a bound claim counts violations: no interval, no gap
+    bound = check_claim(bound_claim(), bound_rows({("d", 0, "alg"): 0.5}), "min")
+    assert margin_gaps(bound, bound_claim()) == []
+    # equivalence: the interval against whichever end of ±margin it comes nearer
+    from types import SimpleNamespace
+
+    from harness.claims import kinds
+
+    on_par = SimpleNamespace(kind="equivalence", interval=(-0.2, 0.9), reason="the whole interval is inside ±1")
+    (gap,) = kinds()["equivalence"].margin_gaps(on_par, {"margin": 1.0})
+    assert gap.threshold == 1.0 and gap.distance == pytest.approx(0.1) and gap.near
+
+
+def test_the_verdicts_table_says_how_far_each_interval_sits_from_its_margin(toy_env, tmp_path):
+    spec = {"name": "toy", "title": "Toy", "task": "toy.guess",
+            "datasets": [{"name": "toy-target", "id": f"size-{n}", "params": {"n": n}} for n in SIZES],
+            "methods": [{"name": "toy-constant", "id": m, "kind": "baseline"} for m in ("a", "b")],
+            "metrics": {"primary": "toy_score", "report": ["toy_score"]}, "seeds": [0, 1, 2, 3],
+            "claims": [{"id": "a-below", "kind": "scaling", "says": "a grows at most like n^1.2", "methods": ["a"],
+                        "metric": "toy_score", "size": "n", "at_most": 1.2, "source": "harness"},
+                       {"id": "b-below", "kind": "scaling", "says": "b grows at most like n^2", "methods": ["b"],
+                        "metric": "toy_score", "size": "n", "at_most": 2.0, "source": "harness"}]}
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    (folder / "spec.yaml").write_text(yaml.safe_dump({"profile": "quick", "spec_hash": "h1", "spec": spec}))
+    lines = [{**r, "key": f"{r['dataset']}{r['method']}{r['seed']}", "kind": "baseline", "split": "test",
+              "metrics": {"toy_score": r["metrics"]["runtime_s"]}, "error": None, "spec_hash": "h1",
+              "git_commit": "abc", "device": "cpu: test", "task_version": "1", "versions": {"python": "3"}}
+             for r in timing_dicts({"a": 1.16, "b": 1.0}, noise=0.05)]
+    (folder / "runs.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    write_leaderboard(folder)
+    page = (folder / "leaderboard.md").read_text()
+    verdicts = page[page.index("## Verdicts"):page.index("## Verdicts") + 1500]
+    assert "| claim | verdict | from the margin | says |" in verdicts
+    row = next(line for line in verdicts.splitlines() if line.startswith("| `a-below`"))
+    assert "from 1.2 (" in row and "**near**" in row  # 1.16 against 1.2: its interval's high end 0.002 below it
+    far = next(line for line in verdicts.splitlines() if line.startswith("| `b-below`"))
+    assert "b: " in far and "from 2 (" in far and "near" not in far
+    assert "can flip with another draw of seeds or on another CPU" in verdicts

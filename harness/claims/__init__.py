@@ -11,7 +11,7 @@ from harness.claims.base import (
     DATASET_SEED, HARNESS, INCONCLUSIVE, NOT_REPRODUCED, PAPER, REPLICATES, REPRODUCED, SEED, VERDICTS, ClaimKind,
     interval_verdict,
 )
-from harness.claims.checking import apply_precondition, check_claim, legends, page_blocks
+from harness.claims.checking import apply_precondition, check_claim, legends, margin_gaps, page_blocks
 from harness.claims.registry import ClaimKindError, claim_schema, kind_of, kind_of_verdict, kinds
 
 # the kinds' own names, for callers that used them from here
@@ -22,6 +22,7 @@ from harness.claims.bound import check_bound  # noqa: E402
 __all__ = [
     "REPRODUCED", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "PAPER", "HARNESS", "SEED", "DATASET_SEED",
     "REPLICATES", "ClaimKind", "ClaimKindError", "interval_verdict", "check_claim", "apply_precondition", "legends",
+    "margin_gaps",
     "page_blocks", "claim_schema", "kind_of", "kind_of_verdict", "kinds", "DatasetEvidence", "Verdict", "paired_cells",
     "paired_differences", "replicates", "MIN_SIZES", "MIN_SIZE_SPAN", "exponents", "log_log_slope", "check_bound",
 ]

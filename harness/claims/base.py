@@ -180,6 +180,39 @@ class SpecContext:
 
 Report = Callable[[tuple, str], None]
 
+NEAR_SHARE = 0.1  # an interval whose nearer end is within this share of its width from the margin is "near" it
+
+
+@dataclass(frozen=True)
+class MarginGap:
+    """How far one 95% interval that decides a verdict sits from its threshold (the margin, or a bound): the nearer
+    end's distance, and that distance as a share of the interval's width. A small share says the verdict could
+    flip with another draw of seeds or another CPU's rounding (which moves an interval by a small part of it)."""
+
+    what: str  # the method the interval is of, or "" for the claim's one interval
+    low: float
+    high: float
+    threshold: float
+
+    @property
+    def distance(self) -> float:
+        return min(abs(self.low - self.threshold), abs(self.high - self.threshold))
+
+    @property
+    def share(self) -> float:
+        width = self.high - self.low
+        return self.distance / width if width > 0 else float("inf")
+
+    @property
+    def near(self) -> bool:
+        return self.share < NEAR_SHARE
+
+    def text(self) -> str:
+        share = "its interval has no width" if self.share == float("inf") else f"{100 * self.share:{'.2g' if self.share < 0.1 else '.0f'}}% of the interval's width"
+        return (f"{self.what + ': ' if self.what else ''}{self.distance:.3g} from {self.threshold:g} ({share})"
+                + ("; **near**" if self.near else ""))
+
+
 
 class ClaimKind:
     """One kind of claim. A subclass sets the class attributes and implements :meth:`check`; the rest has defaults.
@@ -241,6 +274,15 @@ class ClaimKind:
         ``claim``, ``says``, ``verdict``, ``reason``, ``source``, ``quote``, ``precondition``, and the methods
         ``line()``, ``details()``, ``evidence()``, ``spread_text()``, ``provenance()`` and ``to_dict()``."""
         raise NotImplementedError
+
+    def margin_gaps(self, verdict, claim: dict) -> list[MarginGap]:
+        """The intervals that decided ``verdict``, each against its threshold: by default the verdict's ``interval``
+        (oriented: above favours the claim) against the claim's ``margin``; none for a verdict without an interval
+        or one a precondition decided. A kind whose intervals are read otherwise overrides this."""
+        interval = getattr(verdict, "interval", None)
+        if interval is None or str(verdict.reason).startswith("precondition not met"):
+            return []
+        return [MarginGap("", float(interval[0]), float(interval[1]), float(claim.get("margin", 0.0)))]
 
     # --- the page ---------------------------------------------------------------------------------------------
 

@@ -69,3 +69,9 @@ def page_blocks(verdicts: list, board) -> list:
         if mine:
             blocks += kind.page_blocks(mine, board)
     return blocks
+
+
+def margin_gaps(verdict, claim: dict) -> list:
+    """How far each interval that decided ``verdict`` sits from its margin (:class:`harness.claims.base.MarginGap`),
+    as the verdict's kind reads them."""
+    return kinds()[getattr(verdict, "kind", "paired")].margin_gaps(verdict, claim)

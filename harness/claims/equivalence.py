@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
 from harness.claims.base import (
-    DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPRODUCED, SEED, ClaimKind, SpecContext,
-    VerdictMixin, interval_verdict,
+    DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPRODUCED, SEED, ClaimKind, MarginGap,
+    SpecContext, VerdictMixin, interval_verdict,
 )
 from harness.claims.paired import DatasetEvidence, paired_cells, per_dataset_evidence, replicates
 
@@ -121,6 +121,15 @@ class EquivalenceKind(ClaimKind):
 
     def check(self, claim: dict, rows, goal: str, order: Sequence[str] = ()) -> EquivalenceVerdict:
         return equivalence_verdict(claim, rows, goal, order)
+
+    def margin_gaps(self, verdict, claim: dict) -> list[MarginGap]:
+        """The interval against whichever end of ±margin it comes nearer."""
+        if verdict.interval is None or str(verdict.reason).startswith("precondition not met"):
+            return []
+        low, high = map(float, verdict.interval)
+        margin = float(claim["margin"])
+        nearer = min((-margin, margin), key=lambda end: min(abs(low - end), abs(high - end)))
+        return [MarginGap("", low, high, nearer)]
 
 
 KIND = EquivalenceKind()

@@ -17,7 +17,8 @@ from typing import ClassVar, Sequence
 
 from harness.claims._rows import claim_columns
 from harness.claims.base import (
-    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, SpecContext, VerdictMixin, interval_verdict, t_verdict,
+    INCONCLUSIVE, NOT_REPRODUCED, REPRODUCED, ClaimKind, MarginGap, SpecContext, VerdictMixin, interval_verdict,
+    t_verdict,
 )
 from harness.claims.paired import PAIR_PROPERTIES
 
@@ -388,6 +389,13 @@ class ScalingKind(ClaimKind):
              "claim with fit: top-octave fits its exponents there.")
     legend = ("(reproduced: the 95% interval of the paired difference over independent seeds lies above the "
               "claim's margin; not reproduced: at or below it; inconclusive: it straddles it, or too few pairs)")
+
+    def margin_gaps(self, verdict, claim: dict) -> list[MarginGap]:
+        """A bound on methods' exponents: each method's interval against the bound; a pair: as every kind."""
+        if isinstance(verdict, ExponentBoundVerdict):
+            return [MarginGap(c.method, float(c.interval[0]), float(c.interval[1]), verdict.bound)
+                    for c in verdict.checks if c.interval is not None]
+        return super().margin_gaps(verdict, claim)
 
     def stray_keys(self, claim: dict) -> list[str]:
         # two forms: a pair (better, than) or methods held to a bound (methods, at_most / at_least)

@@ -9,7 +9,9 @@ import math
 from typing import Any
 
 from harness.audit.page import audit_blocks
+from harness.claims import margin_gaps
 from harness.claims import page_blocks as claim_page_blocks
+from harness.claims.base import NEAR_SHARE
 from harness.metrics import Metric
 from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_LIMIT, Table, verdict_cell
 from harness.report.board import TIED, Board, Cell, Row
@@ -275,14 +277,26 @@ def _page_blocks(board: Board) -> list:
 
 
 def _verdict_summary_blocks(board: Board) -> list:
-    """Each claim's verdict in one row at the top of the page; its evidence is in the claims' sections below."""
+    """Each claim's verdict in one row at the top of the page, with how far its interval sits from its margin (a
+    verdict whose interval ends near it can flip on another CPU or seed draw); its evidence is in the claims'
+    sections below."""
     if not board.verdicts:
         return []
-    rows = [[f"`{v.claim}`" + (" (check)" if v.noun == "check" else ""), verdict_cell(v),
-             " ".join(str(v.says).split())] for v in board.verdicts]
-    return [("h2", "Verdicts"), ("p", "Each claim's test, numbers and source are in its section below; a check is "
-                                      "an assertion that holds by construction or theorem unless there is a bug."),
-            ("table", Table(["claim", "verdict", "says"], rows))]
+    claims = {c["id"]: c for c in board.spec.get("claims", [])}
+    rows, near = [], False
+    for v in board.verdicts:
+        gaps = margin_gaps(v, claims[v.claim]) if v.claim in claims else []
+        near = near or any(g.near for g in gaps)
+        rows.append([f"`{v.claim}`" + (" (check)" if v.noun == "check" else ""), verdict_cell(v),
+                     "; ".join(g.text() for g in gaps) or "—", " ".join(str(v.says).split())])
+    about = ("Each claim's test, numbers and source are in its section below; a check is an assertion that holds by "
+             "construction or theorem unless there is a bug. *From the margin*: how far the nearer end of each 95% "
+             "interval that decided the verdict lies from the claim's margin (or bound), and that distance as a "
+             f"share of the interval's width; under {NEAR_SHARE:.0%} it is marked **near**")
+    about += (": such a verdict can flip with another draw of seeds or on another CPU, whose floating-point "
+              "kernels move an interval by a small part of its width." if near else ".")
+    return [("h2", "Verdicts"), ("p", about),
+            ("table", Table(["claim", "verdict", "from the margin", "says"], rows))]
 
 
 def _rank_rows(board: Board) -> list[tuple[str, str, list[int], list[int]]]:

@@ -29,12 +29,15 @@ class PseudoTokenTNP:
 
 
 class ConvCNP:
-    """ConvCNP (Gordon et al., 2020): SetConv onto a ``grid`` × ``grid`` grid, a residual CNN, SetConv to the targets."""
+    """ConvCNP (Gordon et al., 2020): SetConv onto a grid of nodes ``spacing`` apart over the task's fixed square, a
+    residual CNN, SetConv to the targets."""
 
-    def __init__(self, channels: int = 32, layers: int = 5, grid: int = 32):
-        self.channels, self.layers, self.grid = channels, layers, grid
+    def __init__(self, channels: int = 32, layers: int = 5, spacing: float = 0.25):
+        self.channels, self.layers, self.spacing = channels, layers, spacing
 
     def build(self, problem):
         from baselines.neural_processes_torch import ConvCNP as Model
+        from components.grids import nodes_per_side
 
-        return Model(problem.x_dim, problem.domain_width, self.channels, self.layers, self.grid)
+        grid = nodes_per_side(problem.domain, self.spacing, 1, type(self).__name__)
+        return Model(problem.x_dim, problem.domain, self.channels, self.layers, grid)

@@ -8,8 +8,8 @@ import math
 import torch
 from torch import nn
 
-from components.neural_process_torch import (CrossAttentionBlock, FourierEmbedding, SelfAttentionBlock, data_centre,
-                                             gaussian_head, grid_nodes, mlp, tokens_xy)
+from components.neural_process_torch import (CrossAttentionBlock, FourierEmbedding, SelfAttentionBlock, gaussian_head,
+                                             grid_nodes, mlp, square_centre, tokens_xy)
 
 
 class FullTNP(nn.Module):
@@ -78,11 +78,11 @@ class ConvCNP(nn.Module):
     decoder's sum over the ~50 grid nodes within reach put the head's inputs in the hundreds at initialisation and
     training diverged on two seeds of three), a pointwise MLP head. Translation equivariant."""
 
-    def __init__(self, x_dim: int, domain_width: float, channels: int, layers: int, grid: int, kernel: int = 5):
+    def __init__(self, x_dim: int, domain: tuple[float, float], channels: int, layers: int, grid: int, kernel: int = 5):
         super().__init__()
         if x_dim != 2:
             raise ValueError(f"the ConvCNP here is built for 2-D inputs (got {x_dim}-D)")
-        self.grid, self.width = grid, float(domain_width)
+        self.grid, self.domain, self.width = grid, tuple(domain), float(domain[1] - domain[0])
         step = self.width / grid
         self.encode = SetConv(x_dim, 2 * step)
         self.decode = SetConv(x_dim, 2 * step, normalise=True)
@@ -92,8 +92,7 @@ class ConvCNP(nn.Module):
 
     def forward(self, xc, yc, xt):
         b = xc.shape[0]
-        centre = data_centre(xc, xt)
-        grid_x = grid_nodes(centre, self.grid, self.width)
+        grid_x = grid_nodes(square_centre(self.domain, xc), self.grid, self.width)
         density_y = self.encode(grid_x, xc, torch.cat([torch.ones_like(yc), yc], -1))  # (B, M, 2)
         density = density_y[..., :1]
         features = torch.cat([density, density_y[..., 1:] / (density + 1e-6)], -1)

@@ -27,7 +27,7 @@ def _model(name: str, device: str):
     from implementations.gridded_tnp import GriddedTNP
 
     method = {"gridded-tnp": GriddedTNP, "tnp": FullTNP}[name]()
-    return method.build(SimpleNamespace(x_dim=2, domain_width=4.0)).to(device).eval()
+    return method.build(SimpleNamespace(x_dim=2, domain_width=4.0, domain=(-2.0, 2.0))).to(device).eval()
 
 
 def _gridded_inputs_of(module_of, n_context: int, device: str):

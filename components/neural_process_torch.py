@@ -11,10 +11,13 @@ all share the same pieces, so that a difference between two of them is the diffe
 * :class:`SelfAttentionBlock` and :class:`CrossAttentionBlock`: pre-norm residual attention plus feed-forward;
 * :func:`gaussian_head`: σ = √(softplus(raw) + floor²) (the repository uses √softplus(raw) with no floor; a
   small one keeps early training from log-likelihood blow-ups, as the paper note advises);
-* :func:`grid_nodes`, :func:`nearest_node`: a regular G × G grid of width ``width`` centred on the middle of the
-  task's inputs. Centring on the data makes the grid move with the data, so a model that reads positions only
-  through differences is exactly translation equivariant, and the grid always covers the task (the repository
-  fixes the grid to the training domain, where shifted targets would see only edge tokens).
+* :func:`square_centre`, :func:`grid_nodes`, :func:`nearest_node`: a regular G × G grid laid over the fixed square
+  [low, high]² the task names (``ProblemShape.domain``), the same for training and every evaluation set, as the
+  paper's grids are. A set shifted away from the training square is then read on grid nodes training never
+  filled: a model that reads positions only through differences (the TE models, ConvCNP) is equivariant to shifts
+  by whole grid steps and nearly so otherwise, a model that embeds absolute positions meets positions it never saw.
+  (Before issue 29 the grid was centred on each task's inputs, which made every grid model equivariant by
+  construction and the shifted test weak.)
 """
 from __future__ import annotations
 
@@ -141,10 +144,9 @@ def tokens_xy(embedding: nn.Module, encoder: nn.Module, x, y=None):
     return encoder(torch.cat([e, y, flag], -1))
 
 
-def data_centre(xc, xt):
-    """(B, Dx): the middle of the bounding box of a task's context and target inputs."""
-    both = torch.cat([xc, xt], 1)
-    return (both.amax(1) + both.amin(1)) / 2
+def square_centre(domain: tuple[float, float], x):
+    """(B, 2): the middle of the square [low, high]², once per task of the batch ``x`` (B, N, 2)."""
+    return x.new_full((x.shape[0], x.shape[-1]), (domain[0] + domain[1]) / 2)
 
 
 def grid_nodes(centre, size: int, width: float):

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 from harness.tasks.base import Context, DataError  # noqa: E402
 from harness.tasks.np import regression as npr  # noqa: E402
 
-SHAPE = SimpleNamespace(x_dim=2, domain_width=4.0)
+SHAPE = SimpleNamespace(x_dim=2, domain_width=4.0, domain=(-2.0, 2.0))
 
 
 def test_gp_ceiling_matches_a_direct_posterior():
@@ -89,7 +89,7 @@ def test_grid_encoder_equals_a_node_by_node_reference():
         for i in range(b):
             for g in range(size * size):
                 members = (node[i] == g).nonzero()[:, 0]
-                query = (extra[i, g] + encoder.initial[g])[None, None]
+                query = (extra[i, g] + encoder.initial[0 if equivariant else g])[None, None]
                 keys = torch.cat([query[0], tokens[i, members]])[None]
                 bias = None
                 if equivariant:
@@ -130,20 +130,119 @@ def test_shifted_windows_do_not_wrap_around_the_grid():
 
 
 @pytest.mark.parametrize("name, equivariant", [("gridded-tetnp", True), ("convcnp", True), ("gridded-tnp", False)])
-def test_translation_equivariance(name, equivariant):
-    """Shifting every input by the same vector leaves the TE models' predictions unchanged (to float32 rounding),
-    and changes the non-equivariant gridded TNP's."""
+def test_translation_equivariance_on_a_fixed_grid(name, equivariant):
+    """On a fixed grid, shifting every input by whole Swin windows (4 nodes of 0.25: 1.0 per axis), far from the
+    grid's edges, leaves the TE models' predictions unchanged (to float32 rounding) and changes the
+    non-equivariant gridded TNP's, which embeds absolute positions."""
     from harness.registry import default_registry
 
     torch.manual_seed(0)
-    model = default_registry().load("methods", name)().build(SHAPE).eval()
+    shape = SimpleNamespace(x_dim=2, domain_width=4.0, domain=(-6.0, 10.0))
+    model = default_registry().load("methods", name)().build(shape).eval()
     xc, yc, xt = torch.rand(2, 100, 2) * 4 - 2, torch.randn(2, 100, 1), torch.rand(2, 30, 2) * 4 - 2
-    shift = torch.tensor([3.0, -1.5])
+    shift = torch.tensor([4.0, -1.0])
     with torch.no_grad():
         mean, std = model(xc, yc, xt)
         mean_s, std_s = model(xc + shift, yc, xt + shift)
     same = torch.allclose(mean, mean_s, atol=1e-4) and torch.allclose(std, std_s, atol=1e-4)
     assert same == equivariant
+
+
+def test_the_grid_is_fixed_to_the_tasks_square_not_to_the_data():
+    """A grid model reads the square it was built for: the same contexts give other predictions when the square
+    moves under them (a grid centred on the data, as before issue 29, would give the same)."""
+    from harness.registry import default_registry
+
+    torch.manual_seed(0)
+    method = default_registry().load("methods", "gridded-tetnp")()
+    model = method.build(SimpleNamespace(x_dim=2, domain_width=4.0, domain=(-2.0, 2.0))).eval()
+    moved = method.build(SimpleNamespace(x_dim=2, domain_width=4.0, domain=(-1.875, 2.125)))
+    moved.load_state_dict(model.state_dict())
+    moved.eval()
+    xc, yc, xt = torch.rand(1, 100, 2) * 4 - 2, torch.randn(1, 100, 1), torch.rand(1, 30, 2) * 4 - 2
+    with torch.no_grad():
+        assert not torch.allclose(model(xc, yc, xt)[0], moved(xc, yc, xt)[0], atol=1e-4)
+
+
+def test_grid_spacing_must_fit_the_square_and_the_window():
+    from components.grids import nodes_per_side
+
+    assert nodes_per_side((-2.0, 5.0), 0.25, 4, "m") == 28
+    with pytest.raises(ValueError, match="spacing 0.3 does not divide the square's width 7"):
+        nodes_per_side((-2.0, 5.0), 0.3, 4, "m")
+    with pytest.raises(ValueError, match="30 nodes per side .* is not a multiple of the Swin window 4"):
+        nodes_per_side((-2.0, 5.5), 0.25, 4, "m")
+
+
+def test_the_validation_curve_is_kept_and_read_as_a_training_objective():
+    """Training keeps the validation tasks' log-likelihood at ten fractions of the budget; the catalogue declares
+    it a training objective with a tolerance, which the audit's plateau rule reads."""
+    from baselines.neural_processes import PseudoTokenTNP
+    from harness.registry import default_registry
+
+    data = npr.gp_2d(Context(seed=5, dataset="a"), tasks=2, n_context=10, targets=5, train_steps=20, warmup=5,
+                     train_context=[10, 12], train_targets=5, features=8, batch_size=2, validation_tasks=2,
+                     timing_repeats=1)
+    result = npr.TASK.evaluate(PseudoTokenTNP(dim=16, heads=2, ffn=16, layers=1, latents=4), data,
+                               Context(seed=5, dataset="a"))
+    curve = result.curves["validation_log_likelihood"]
+    assert curve.x == [0.1 * i for i in range(1, 11)] or np.allclose(curve.x, np.arange(1, 11) / 10)
+    assert result.metrics["validation_log_likelihood"] == curve.y[-1]
+    assert result.metrics["training_steps"] == 20
+    declared = default_registry().task_metrics("np.regression")["validation_log_likelihood"]
+    assert declared.role == "training-objective" and declared.tolerance == npr.PLATEAU_TOLERANCE
+
+
+def test_training_to_the_plateau_stops_where_the_validation_curve_flattens():
+    """With min_steps, a model trains until the validation log-likelihood's last fifth gains at most the tolerance:
+    a model that cannot learn (a constant predictive) stops at min_steps, rounded to ten readings; the cap holds."""
+
+    class Constant(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, xc, yc, xt):
+            mean = torch.zeros(xt.shape[0], xt.shape[1], 1) + 0 * self.w
+            return mean, torch.ones_like(mean)
+
+    small = dict(tasks=1, n_context=10, targets=3, train_context=[5, 6], train_targets=3, features=8,
+                 validation_tasks=1)
+    data = npr.gp_2d(Context(seed=0), train_steps=2000, min_steps=600, **small)
+    history, log = npr.train_model(Constant(), data, Context(seed=0))
+    assert log.budget == 1000 and len(history) == 1000  # 600 rounded up to 10 readings of 50 steps
+    data = npr.gp_2d(Context(seed=0), train_steps=20, **small)
+    history, log = npr.train_model(Constant(), data, Context(seed=0))
+    assert log.budget == 20 and len(history) == 20  # no min_steps: the fixed budget
+
+
+def test_the_learning_rate_warms_up_linearly():
+    seen = []
+
+    class Recording(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.zeros(1))
+
+        def forward(self, xc, yc, xt):
+            mean = self.w.expand(xt.shape[0], xt.shape[1], 1)
+            return mean, torch.ones_like(mean)
+
+    data = npr.gp_2d(Context(seed=0), tasks=1, n_context=10, targets=3, train_steps=6, warmup=4, lr=1.0,
+                     train_context=[5, 6], train_targets=3, features=8, validation_tasks=1)
+    model = Recording()
+    original = torch.optim.AdamW.step
+
+    def step(self, *args, **kwargs):
+        seen.append(self.param_groups[0]["lr"])
+        return original(self, *args, **kwargs)
+
+    torch.optim.AdamW.step = step
+    try:
+        npr.train_model(model, data, Context(seed=0))
+    finally:
+        torch.optim.AdamW.step = original
+    assert seen == pytest.approx([0.25, 0.5, 0.75, 1.0, 1.0, 1.0])
 
 
 def test_peak_activation_counts_live_tensors_op_by_op():
@@ -169,7 +268,7 @@ def test_every_method_trains_on_the_same_stream(tmp_path):
     a = npr.gp_2d(Context(seed=3, dataset="gp-in-domain"), tasks=2, n_context=20, targets=5, train_steps=3,
                   train_context=[10, 20], train_targets=5, features=16)
     b = npr.gp_2d(Context(seed=3, split="val", dataset="nc-512"), tasks=1, n_context=40, targets=5, train_steps=3,
-                  train_context=[10, 20], train_targets=5, features=16, shift=2.0)
+                  train_context=[10, 20], train_targets=5, features=16, shift=2.0, domain=[-2, 4])
     c = npr.gp_2d(Context(seed=4, dataset="gp-in-domain"), tasks=2, n_context=20, targets=5, train_steps=3,
                   train_context=[10, 20], train_targets=5, features=16)
     first = list(npr.training_stream(a, Context(seed=3, dataset="gp-in-domain")))
@@ -202,6 +301,11 @@ def test_a_diverging_model_fails_with_the_step():
     ({"train_steps": 0}, "train_steps = 0: expected an integer of at least 1"),
     ({"shift": "far"}, "shift = 'far': expected a number"),
     ({"n_context": 30000}, "at most 20,000 are allowed here"),
+    ({"shift": 3.0}, r"domain = \[-2.0, 2.0\] does not hold the training square and the evaluation square \(shift 3\): "
+                     r"it spans \[-2, 5\]"),
+    ({"domain": [1, 1]}, r"domain = \[1, 1\]: expected \[low, high\] with low < high"),
+    ({"warmup": -1}, "warmup = -1: expected an integer of at least 0"),
+    ({"min_steps": 500, "train_steps": 400}, "min_steps = 500 is above train_steps = 400"),
 ])
 def test_bad_dataset_parameters_name_the_parameter(params, message):
     with pytest.raises(DataError, match=message):
@@ -213,16 +317,16 @@ def test_a_trained_model_is_reused_across_datasets():
     from baselines.neural_processes import PseudoTokenTNP
 
     small = dict(targets=5, train_steps=2, train_context=[10, 12], train_targets=5, features=8, batch_size=2,
-                 timing_repeats=1)
+                 timing_repeats=1, domain=[-2, 3])
     method = PseudoTokenTNP(dim=16, heads=2, ffn=16, layers=1, latents=4)
     first = npr.TASK.evaluate(method, npr.gp_2d(Context(seed=11, dataset="a"), tasks=2, n_context=10, **small),
                               Context(seed=11, dataset="a"))
     again = PseudoTokenTNP(dim=16, heads=2, ffn=16, layers=1, latents=4)
     second = npr.TASK.evaluate(again, npr.gp_2d(Context(seed=11, dataset="b"), tasks=1, n_context=50, shift=1.0,
                                                 **small), Context(seed=11, dataset="b"))
-    assert second["train_s"] == first["train_s"] and again.model_ is method.model_
-    assert second["train_log_likelihood"] == first["train_log_likelihood"]
-    assert set(first) == set(npr.TASK.metrics) and all(math.isfinite(v) for v in first.values())
+    assert second.metrics["train_s"] == first.metrics["train_s"] and again.model_ is method.model_
+    assert second.metrics["train_log_likelihood"] == first.metrics["train_log_likelihood"]
+    assert set(first.metrics) == set(npr.TASK.metrics) and all(math.isfinite(v) for v in first.metrics.values())
 
 
 def test_inference_is_timed_in_cpu_time_on_one_cpu_thread():

@@ -8,8 +8,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from components.neural_process_torch import (CrossAttentionBlock, FourierEmbedding, SelfAttentionBlock, data_centre,
-                                             gaussian_head, grid_nodes, mlp, nearest_node, tokens_xy)
+from components.neural_process_torch import (CrossAttentionBlock, FourierEmbedding, SelfAttentionBlock, gaussian_head,
+                                             grid_nodes, mlp, nearest_node, square_centre, tokens_xy)
 
 
 class RelativeKernel(nn.Module):
@@ -29,7 +29,8 @@ class PseudoTokenGridEncoder(nn.Module):
 
     def __init__(self, dim: int, heads: int, ffn: int, nodes: int, x_dim: int, equivariant: bool):
         super().__init__()
-        self.initial = nn.Parameter(torch.randn(nodes, dim) * 0.02)
+        # a token per node would tell nodes apart by position: the TE form shares one among all of them
+        self.initial = nn.Parameter(torch.randn(1 if equivariant else nodes, dim) * 0.02)
         self.block = CrossAttentionBlock(dim, heads, ffn)
         self.kernel = RelativeKernel(x_dim, heads) if equivariant else None
 
@@ -120,14 +121,15 @@ class GriddedTNP(nn.Module):
     """Tokens → PT-GE onto a G × G grid → ``layers`` × (Swin layer, then every target cross-attends to its k nearest
     grid tokens) → Gaussian head on the target tokens."""
 
-    def __init__(self, x_dim: int, domain_width: float, dim: int, heads: int, ffn: int, layers: int, grid: int,
-                 window: int, shift: int, neighbours: int, equivariant: bool):
+    def __init__(self, x_dim: int, domain_width: float, domain: tuple[float, float], dim: int, heads: int, ffn: int,
+                 layers: int, grid: int, window: int, shift: int, neighbours: int, equivariant: bool):
         super().__init__()
         if grid % window:
             raise ValueError(f"the Swin window {window} does not divide the grid of {grid} nodes per side")
         if x_dim != 2:
             raise ValueError(f"the gridded TNP here is built for 2-D inputs (got {x_dim}-D)")
-        self.grid, self.width, self.neighbours, self.equivariant = grid, float(domain_width), neighbours, equivariant
+        self.grid, self.domain, self.neighbours, self.equivariant = grid, tuple(domain), neighbours, equivariant
+        self.width = float(domain[1] - domain[0])  # the grid's: domain_width (the training square's) sets the embedding
         if equivariant:
             self.context_encoder = mlp(1, dim, dim)
             self.target_token = nn.Parameter(torch.randn(dim) * 0.02)
@@ -145,7 +147,7 @@ class GriddedTNP(nn.Module):
 
     def forward(self, xc, yc, xt):
         b, nt = xt.shape[:2]
-        centre = data_centre(xc, xt)
+        centre = square_centre(self.domain, xc)
         grid_x = grid_nodes(centre, self.grid, self.width)  # (B, M, 2)
         if self.equivariant:
             context = self.context_encoder(yc)

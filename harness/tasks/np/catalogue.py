@@ -17,7 +17,8 @@ CATALOGUE = {
     "datasets": {
         "gp-2d": {"task": _T, "target": "harness.tasks.np.regression:gp_2d",
                   "about": "2-D GP regression (RBF kernel, Gaussian noise) on a square, optionally shifted away from "
-                           "the training domain; evaluation tasks drawn exactly by a Cholesky factor"},
+                           "the training domain inside a fixed square the grid models cover; evaluation tasks drawn "
+                           "exactly by a Cholesky factor"},
     },
     "methods": {
         "gridded-tnp": {"task": _T, "target": "implementations.gridded_tnp:GriddedTNP",
@@ -41,6 +42,9 @@ CATALOGUE = {
         "peak_activation_mib": {"goal": "min", "unit": "MiB", "about": "peak bytes of the tensors one forward pass allocates (weights and inputs not counted)"},
         "train_s": {"goal": "min", "unit": "s", "about": "seconds of training on the shared budget"},
         "train_log_likelihood": {"goal": "max", "unit": "nats", "about": "training log-likelihood per target point, mean over the last tenth of the steps"},
+        "validation_log_likelihood": {"goal": "max", "unit": "nats", "role": "training-objective", "tolerance": 0.02,
+                                      "about": "log-likelihood per target point on the seed's validation tasks (exactly drawn on the training square, never the test tasks) at the end of training; its curve is kept at 10 fractions of the budget, and a training whose last fifth still gained more than the tolerance had not reached its plateau"},
+        "training_steps": {"goal": "min", "unit": "steps", "about": "the AdamW steps the training ran: the budget, or, training to the plateau, the steps until the validation log-likelihood's last fifth gained at most the tolerance (each method by the same rule and cap)"},
         "parameters": {"goal": "min", "unit": "", "about": "trainable parameters of the model"},
     },
 }

@@ -23,7 +23,10 @@ Metrics, all from the dataset's evaluation tasks (``tasks`` of them; validation 
 * ``peak_activation_mib``: the peak of the bytes held by tensors that the forward pass allocated, counted op by
   op (a ``TorchDispatchMode`` that adds each new output storage and subtracts it when its last tensor dies),
   on the same task: the model's weights and the inputs are not counted, so it is the inference's own memory;
-* ``train_s``, ``train_log_likelihood`` (the mean over the last tenth of the steps), ``parameters``.
+* ``train_s``, ``train_log_likelihood`` (the mean over the last tenth of the steps), ``parameters``;
+* ``validation_log_likelihood``: the log-likelihood on the seed's validation tasks (drawn exactly on the training
+  square, never the test tasks) at the end of training, with its curve at ten fractions of the budget (a training
+  objective: ``harness audit`` reads from the curve whether the training reached its plateau).
 """
 from __future__ import annotations
 
@@ -38,18 +41,25 @@ from typing import Any, Protocol
 import numpy as np
 
 from harness.tasks.base import Context, DataError, SourceTraining, Task, WorkerCache
+from harness.tasks.evaluation import Evaluation
+from harness.tasks.training import TrainingLog, train_to_plateau
 
 _TASKS = WorkerCache(32)
+VALIDATE_EVERY = 50  # steps between readings of the validation log-likelihood when training to the plateau
+PLATEAU_TOLERANCE = 0.02  # nats per target the last fifth may still gain at a plateau (the catalogue's tolerance)
 _TRAINING = SourceTraining(4)
 X_DIM = 2
 
 
 @dataclass(frozen=True)
 class ProblemShape:
-    """What a method's ``build`` is told: the input dimension and the width of the training domain."""
+    """What a method's ``build`` is told: the input dimension, the width of the training domain, and the square
+    [low, high]² that a model with a grid lays it over: fixed, the same for training and every evaluation set, so a
+    shifted set is read on grid nodes that training never filled (the paper's set-up for translation tests)."""
 
     x_dim: int
     domain_width: float
+    domain: tuple[float, float] = (-2.0, 2.0)
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,8 @@ class TrainingPlan:
     context: tuple[int, int]
     targets: int
     features: int
+    warmup: int = 0  # steps of linear warm-up of the learning rate from lr / warmup to lr
+    min_steps: int | None = None  # given: train to the plateau, at least this many steps and at most ``steps``
 
 
 @dataclass(frozen=True)
@@ -88,8 +100,10 @@ class NPData:
     prior: Prior
     plan: TrainingPlan
     tasks: EvaluationTasks
+    validation: EvaluationTasks  # drawn from the training square at the seed, the same for every dataset of a spec
     timing_repeats: int
     instance: str
+    validation_key: str = ""  # what the validation tasks were drawn as: part of what identifies a training
 
 
 class NeuralProcess(Protocol):
@@ -186,9 +200,11 @@ def _count(name: str, value, low: int = 1) -> int:
 
 
 def gp_2d(context: Context, *, lengthscale: float = 0.25, noise: float = 0.05, width: float = 4.0,
-          shift: float = 0.0, n_context=(200, 800), targets: int = 200, tasks: int = 64, batch_size: int = 8,
-          train_steps: int = 300, lr: float = 5e-4, clip: float = 0.5, train_context=(200, 800),
-          train_targets: int = 200, features: int = 512, timing_repeats: int = 5) -> NPData:
+          shift: float = 0.0, domain=None, n_context=(200, 800), targets: int = 200, tasks: int = 64,
+          batch_size: int = 8, train_steps: int = 300, min_steps=None, lr: float = 5e-4, warmup: int = 0,
+          clip: float = 0.5,
+          train_context=(200, 800), train_targets: int = 200, features: int = 512, validation_tasks: int = 16,
+          timing_repeats: int = 5) -> NPData:
     """2-D GP regression: RBF kernel of ``lengthscale`` (unit signal variance), noise std ``noise``, inputs uniform
     on [−width/2, width/2]², the evaluation square moved by ``shift`` along both axes (0: in the training domain).
 
@@ -196,14 +212,23 @@ def gp_2d(context: Context, *, lengthscale: float = 0.25, noise: float = 0.05, w
     ``batch_size`` tasks); ``targets`` per task. The training budget (``train_steps`` AdamW steps at ``lr`` with
     gradient norm clipped to ``clip``, ``batch_size`` tasks per step of ``train_context`` contexts and
     ``train_targets`` targets, ``features`` random Fourier features) is the same for every method and should be
-    the same for every dataset of a spec, so that one training serves them all."""
+    the same for every dataset of a spec, so that one training serves them all; ``warmup`` steps raise the learning
+    rate linearly to ``lr``. With ``min_steps``, each model trains to its plateau instead, by the same rule for
+    every method (:func:`train_model`), for at least ``min_steps`` and at most ``train_steps`` steps.
+
+    ``domain``: [low, high], the square every grid model lays its grid over (default: the training square); it must
+    hold the evaluation square, and should be the same for every dataset of a spec. ``validation_tasks``: exactly
+    drawn tasks on the training square (a stream of the seed's own, never the test tasks) on which the
+    validation log-likelihood is kept at ten fractions of the training budget: the training's curve."""
     prior = Prior(_positive("lengthscale", lengthscale), _positive("noise", noise), _positive("width", width))
     if isinstance(shift, bool) or not isinstance(shift, (int, float)):
         raise DataError(f"shift = {shift!r}: expected a number (0 for the training domain)")
     n_c = _pair("n_context", n_context, 2)
     plan = TrainingPlan(_count("train_steps", train_steps), _count("batch_size", batch_size),
                         _positive("lr", lr), _positive("clip", clip), _pair("train_context", train_context, 2),
-                        _count("train_targets", train_targets), _count("features", features))
+                        _count("train_targets", train_targets), _count("features", features),
+                        _count("warmup", warmup, 0), _min_steps(min_steps, train_steps))
+    square = _domain(domain, prior.width, float(shift))
     targets, tasks = _count("targets", targets), _count("tasks", tasks)
     if n_c[1] + targets > 20000:
         raise DataError(f"n_context up to {n_c[1]} with {targets} targets: exact draws need a Cholesky of "
@@ -212,8 +237,38 @@ def gp_2d(context: Context, *, lengthscale: float = 0.25, noise: float = 0.05, w
     draws = _TASKS.get_or_build((instance, context.seed, context.split), lambda: draw_exact_tasks(
         dataclasses.replace(context, dataset=instance).rng("tasks"), prior, tasks, plan.batch_size, n_c, targets,
         float(shift)))
-    return NPData(ProblemShape(X_DIM, prior.width), prior, plan, draws, _count("timing_repeats", timing_repeats),
-                  instance)
+    n_validation = _count("validation_tasks", validation_tasks)
+    validation_instance = f"gp-2d-validation:{prior}:nc{plan.context}:nt{plan.targets}:tasks{n_validation}"
+    validation = _TASKS.get_or_build((validation_instance, context.seed), lambda: draw_exact_tasks(
+        Context(seed=context.seed, split="train", dataset=validation_instance).rng("validation"), prior, n_validation,
+        plan.batch_size, plan.context, plan.targets, 0.0))
+    return NPData(ProblemShape(X_DIM, prior.width, square), prior, plan, draws, validation,
+                  _count("timing_repeats", timing_repeats), instance, validation_instance)
+
+
+def _min_steps(value, steps) -> int | None:
+    if value is None:
+        return None
+    value = _count("min_steps", value)
+    if value > steps:
+        raise DataError(f"min_steps = {value} is above train_steps = {steps}: training to the plateau runs between "
+                        "the two")
+    return value
+
+
+def _domain(value, width: float, shift: float) -> tuple[float, float]:
+    """The grid models' square [low, high]: ``value``, else the training square; it must hold the evaluation square."""
+    if value is None:
+        value = [-width / 2, width / 2]
+    if not (isinstance(value, (list, tuple)) and len(value) == 2
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value) and value[0] < value[1]):
+        raise DataError(f"domain = {value!r}: expected [low, high] with low < high, the square the grid models cover")
+    low, high = float(value[0]), float(value[1])
+    lowest, highest = min(-width / 2, -width / 2 + shift), max(width / 2, width / 2 + shift)
+    if low > lowest + 1e-9 or high < highest - 1e-9:
+        raise DataError(f"domain = {value!r} does not hold the training square and the evaluation square "
+                        f"(shift {shift:g}): it spans [{lowest:g}, {highest:g}]; give a domain that covers it")
+    return low, high
 
 
 # --------------------------------------------------------------------------- training and measurement
@@ -232,29 +287,74 @@ def training_stream(data: NPData, context: Context):
         yield fourier_feature_batch(generator, prior, plan.batch_size, int(n_c), plan.targets, plan.features)
 
 
-def train_model(model, data: NPData, context: Context) -> list[float]:
+def train_model(model, data: NPData, context: Context) -> tuple[list[float], TrainingLog]:
     """AdamW on the negative mean target log-likelihood over the seed's :func:`training_stream`, the gradient norm
-    clipped; the per-step training log-likelihoods. A non-finite loss stops it with a FloatingPointError."""
+    clipped, the learning rate warmed up linearly over ``plan.warmup`` steps. With ``plan.min_steps`` the training
+    stops at its plateau (:func:`~harness.tasks.training.train_to_plateau`: the validation tasks' log-likelihood,
+    read every ``VALIDATE_EVERY`` steps, gained at most ``PLATEAU_TOLERANCE`` over the last fifth of the steps run,
+    between ``min_steps`` and ``steps``); without, it runs ``plan.steps``. Returns the per-step training
+    log-likelihoods and the validation curve. A non-finite loss stops it with a FloatingPointError."""
     import torch
 
     plan = data.plan
     optimizer = torch.optim.AdamW(model.parameters(), lr=plan.lr)
-    model.train()
-    history = []
-    for step, batch in enumerate(training_stream(data, context), 1):
-        xc, yc, xt, yt = (a.to(context.device) for a in batch)
+    warmup = torch.optim.lr_scheduler.LambdaLR(optimizer, lambda done: min(1.0, (done + 1) / max(1, plan.warmup)))
+    stream = training_stream(data, context)
+    history: list[float] = []
+
+    def step() -> None:
+        model.train()
+        xc, yc, xt, yt = (a.to(context.device) for a in next(stream))
         mean, std = model(xc, yc, xt)
         log_likelihood = gaussian_log_density(yt, mean, std).mean()
         if not torch.isfinite(log_likelihood):
-            raise FloatingPointError(f"training diverged at step {step} of {plan.steps}: the batch's log-likelihood "
-                                     f"is {log_likelihood.item()} (the model's predictive is not finite)")
+            raise FloatingPointError(f"training diverged at step {len(history) + 1} of {plan.steps}: the batch's "
+                                     f"log-likelihood is {log_likelihood.item()} (the model's predictive is not finite)")
         optimizer.zero_grad(set_to_none=True)
         (-log_likelihood).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), plan.clip)
         optimizer.step()
+        warmup.step()
         history.append(log_likelihood.item())
+
+    def validation() -> float:
+        model.eval()
+        return score(model, data.validation, context.device)[0]
+
+    name = "validation_log_likelihood"
+    if plan.min_steps is not None:
+        log = train_to_plateau(step, validation, every=VALIDATE_EVERY, min_steps=plan.min_steps,
+                               max_steps=plan.steps, tolerance=PLATEAU_TOLERANCE, name=name)
+    else:
+        log = TrainingLog(name, budget=plan.steps)
+        for done in range(plan.steps):
+            step()
+            if log.due(done):
+                log.record(done, validation())
     model.eval()
-    return history
+    return history, log
+
+
+def score(model, tasks: EvaluationTasks, device: str, name: str = "model") -> tuple[float, float]:
+    """The mean over ``tasks`` of the mean log predictive density per target, and the RMSE of the predictive mean
+    over every target; a TypeError for wrong shapes, a FloatingPointError for a non-finite predictive."""
+    import torch
+
+    log_likelihood, squared, count = [], 0.0, 0
+    with torch.no_grad():
+        for batch in tasks.batches:
+            xc, yc, xt, yt = _as_torch(batch, slice(None), device)
+            mean, std = model(xc, yc, xt)
+            if mean.shape != yt.shape or std.shape != yt.shape:
+                raise TypeError(f"{name}'s model returned shapes {tuple(mean.shape)}, {tuple(std.shape)}; expected "
+                                f"{tuple(yt.shape)} each")
+            if not (torch.isfinite(mean).all() and torch.isfinite(std).all() and (std > 0).all()):
+                raise FloatingPointError(f"{name}'s model predicts a non-finite mean or a non-positive standard "
+                                         "deviation on an evaluation task")
+            log_likelihood += gaussian_log_density(yt, mean, std).mean((1, 2)).tolist()
+            squared += float((mean - yt).square().sum())
+            count += yt.numel()
+    return float(np.mean(log_likelihood)), math.sqrt(squared / count)
 
 
 def gaussian_log_density(y, mean, std):
@@ -353,21 +453,20 @@ class NPRegressionTask(Task):
     """Train each method's model on the shared budget, then score it on the dataset's exactly drawn tasks."""
 
     name = "np.regression"
-    version = "1"
+    version = "2"  # 2: the grid models' square is fixed (``domain``), the learning rate warms up, the validation curve
     metrics = ("log_likelihood", "gp_log_likelihood", "gap_to_gp", "rmse", "infer_s", "peak_activation_mib",
-               "train_s", "train_log_likelihood", "parameters")
+               "train_s", "train_log_likelihood", "validation_log_likelihood", "training_steps", "parameters")
     protocol = NeuralProcess
     framework = "torch"
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
         """A few training steps on small tasks (the conformance test)."""
         return {"gp-2d": {"n_context": [20, 40], "targets": 10, "tasks": 4, "batch_size": 2, "train_steps": 2,
-                          "train_context": [20, 40], "train_targets": 10, "features": 64, "timing_repeats": 1}}
+                          "train_context": [20, 40], "train_targets": 10, "features": 64, "timing_repeats": 1,
+                          "validation_tasks": 2}}
 
-    def evaluate(self, method: NeuralProcess, data: NPData, context: Context) -> dict[str, float]:
+    def evaluate(self, method: NeuralProcess, data: NPData, context: Context) -> Evaluation:
         import torch
-
-        history: list[float] = []
 
         def train() -> None:
             model = method.build(data.problem)
@@ -375,43 +474,32 @@ class NPRegressionTask(Task):
                 raise TypeError(f"{type(method).__name__}.build returned {type(model).__name__}; expected a "
                                 "torch.nn.Module")
             model = model.to(context.device)
-            history[:] = train_model(model, data, context)
-            method.model_ = model
+            history, log = train_model(model, data, context)
+            method.model_, method.training_log_ = model, log
             method.train_log_likelihood_ = float(np.mean(history[-max(1, len(history) // 10):]))
 
-        train_s = _TRAINING.fit(method, context, (data.plan, data.prior), train)
+        train_s = _TRAINING.fit(method, context, (data.plan, data.prior, data.problem, data.validation_key), train)
         model = method.model_
-        log_likelihood, squared, count = [], 0.0, 0
-        with torch.no_grad():
-            for batch in data.tasks.batches:
-                xc, yc, xt, yt = _as_torch(batch, slice(None), context.device)
-                mean, std = model(xc, yc, xt)
-                if mean.shape != yt.shape or std.shape != yt.shape:
-                    raise TypeError(f"{type(method).__name__}'s model returned shapes {tuple(mean.shape)}, "
-                                    f"{tuple(std.shape)}; expected {tuple(yt.shape)} each")
-                if not (torch.isfinite(mean).all() and torch.isfinite(std).all() and (std > 0).all()):
-                    raise FloatingPointError(f"{type(method).__name__}'s trained model predicts a non-finite mean or a "
-                                             "non-positive standard deviation on an evaluation task")
-                log_likelihood += gaussian_log_density(yt, mean, std).mean((1, 2)).tolist()
-                squared += float((mean - yt).square().sum())
-                count += yt.numel()
+        ll, rmse = score(model, data.tasks, context.device, type(method).__name__ + " (trained)")
         gp_ll = float(np.mean(np.concatenate([b["gp_ll"] for b in data.tasks.batches])))
-        ll = float(np.mean(log_likelihood))
         first = _as_torch(data.tasks.batches[0], slice(0, 1), context.device)[:3]
         with torch.no_grad():
             infer_s = _median_seconds(lambda: model(*first), data.timing_repeats, context.device, context.threads)
         peak = peak_activation_bytes(lambda: model(*first))
-        return {
+        log = method.training_log_
+        return Evaluation({
             "log_likelihood": ll,
             "gp_log_likelihood": gp_ll,
             "gap_to_gp": gp_ll - ll,
-            "rmse": math.sqrt(squared / count),
+            "rmse": rmse,
             "infer_s": infer_s,
             "peak_activation_mib": peak / 2**20,
             "train_s": train_s,
             "train_log_likelihood": method.train_log_likelihood_,
+            "validation_log_likelihood": log.final,
+            "training_steps": float(log.budget),
             "parameters": float(sum(p.numel() for p in model.parameters())),
-        }
+        }, log.curves())
 
 
 TASK = NPRegressionTask()

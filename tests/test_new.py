@@ -73,7 +73,7 @@ def _todo_lines_are_comments(root: Path) -> int:
 def _passes_conformance(method: str, datasets: list[str], test: Path) -> None:
     """The real conformance test runs ``method`` on each dataset's tiny parameters, and the skeleton's test passes."""
     ids = [f"tests/test_conformance.py::test_method_runs_on_tiny_dataset[{method}@{dataset}]" for dataset in datasets]
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *ids, str(test)], cwd=ROOT,
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *ids, str(test)], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
     assert tests.returncode == 0 and f"{len(ids) + 1} passed" in tests.stdout, tests.stdout[-3000:]
 
@@ -108,7 +108,7 @@ def test_a_new_family_validates_passes_conformance_and_runs_its_claim(checkout, 
     conformance = [f"tests/test_conformance.py::test_task_declares_its_contract[{PKG}.estimate]"]
     conformance += [f"tests/test_conformance.py::test_method_runs_on_tiny_dataset[{method}@{NAME}-gaussian]"
                     for method in (NAME, f"{NAME}-median", f"{NAME}-zero")]
-    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *conformance,
+    tests = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=", *conformance,
                             str(checkout / "tests" / f"test_{PKG}.py")], cwd=ROOT, capture_output=True, text=True,
                            timeout=120)
     assert tests.returncode == 0 and "6 passed" in tests.stdout, tests.stdout[-3000:]

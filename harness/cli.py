@@ -11,7 +11,8 @@ import os
 import sys
 from pathlib import Path
 
-from harness.cli_arguments import CLUSTER_FLAGS, LIST_KINDS, audit_command, build_parser
+from harness.audit import command as audit_command
+from harness.cli_arguments import CLUSTER_FLAGS, LIST_KINDS, build_parser
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 

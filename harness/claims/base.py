@@ -103,6 +103,12 @@ def interval_verdict(low: float, high: float, margin: float = 0.0) -> str:
     return INCONCLUSIVE
 
 
+def decided_by_precondition(verdict) -> bool:
+    """Whether an unmet precondition, not the claim's own interval, decided ``verdict``
+    (:func:`harness.claims.checking.apply_precondition` starts the reason so)."""
+    return str(verdict.reason).startswith("precondition not met")
+
+
 def margin_text(margin: float) -> str:
     return f"the margin {margin:g}" if margin else "0"
 
@@ -280,7 +286,7 @@ class ClaimKind:
         (oriented: above favours the claim) against the claim's ``margin``; none for a verdict without an interval
         or one a precondition decided. A kind whose intervals are read otherwise overrides this."""
         interval = getattr(verdict, "interval", None)
-        if interval is None or str(verdict.reason).startswith("precondition not met"):
+        if interval is None or decided_by_precondition(verdict):
             return []
         return [MarginGap("", float(interval[0]), float(interval[1]), float(claim.get("margin", 0.0)))]
 

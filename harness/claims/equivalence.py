@@ -14,7 +14,7 @@ from typing import ClassVar, Sequence
 
 from harness.claims.base import (
     DATASET_SEED, INCONCLUSIVE, NOT_REPRODUCED, REPLICATE_SCHEMA, REPRODUCED, SEED, ClaimKind, MarginGap,
-    SpecContext, VerdictMixin, interval_verdict,
+    SpecContext, VerdictMixin, decided_by_precondition, interval_verdict,
 )
 from harness.claims.paired import DatasetEvidence, paired_cells, per_dataset_evidence, replicates
 
@@ -124,7 +124,7 @@ class EquivalenceKind(ClaimKind):
 
     def margin_gaps(self, verdict, claim: dict) -> list[MarginGap]:
         """The interval against whichever end of ±margin it comes nearer."""
-        if verdict.interval is None or str(verdict.reason).startswith("precondition not met"):
+        if verdict.interval is None or decided_by_precondition(verdict):
             return []
         low, high = map(float, verdict.interval)
         margin = float(claim["margin"])

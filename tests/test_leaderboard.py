@@ -413,6 +413,42 @@ def test_timings_and_spreads_go_to_a_collapsed_second_table(toy_env, tmp_path):
     assert "<th>runtime_<wbr>s ↓ [s]</th>" in collapsed.split("</details>", 1)[0]
 
 
+def test_metrics_that_would_make_the_main_table_wider_than_the_page_go_to_the_second_table(toy_env, tmp_path):
+    """Twelve reported metrics with long names cannot share one row of a 1280 px body: the last ones in the report's
+    order move to the collapsed table until the main one fits; the primary metric stays whatever its place."""
+    from harness.metric_tables import write_metric_table
+    from harness.metrics import Metric
+    from harness.report.blocks import PAGE_BODY_PX, Table
+
+    long_names = [f"a_rather_long_metric_name_number_{i:02d}" for i in range(12)]
+    folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.7, 0.8], ("easy", "b"): [0.5, 0.5, 0.6]},
+                         report=(*long_names, "toy_score"), extra={name: 0.123456 for name in long_names})
+    table = read_metric_table(folder)
+    write_metric_table(folder, {**table, **{name: Metric(name, "max", "nats", "a long one") for name in long_names}})
+    write_leaderboard(folder)
+    markdown = section((folder / "leaderboard.md").read_text(), "easy")
+    header = next(line for line in markdown.splitlines() if line.startswith("| rank |"))
+    shown = [name for name in long_names if name in header]
+    assert "toy_score ↑" in header and 0 < len(shown) < len(long_names)
+    assert shown == long_names[:len(shown)]  # the first ones in the report's order stay
+    moved = long_names[len(shown):]
+    assert f"More columns of easy: {', '.join(moved)}, devices:" in markdown
+    columns = header.strip("|").split(" | ")
+    ranked = Table(columns, [["1", "toy-constant", "implementation", *["0.1235 ± 0.0000"] * (len(columns) - 3)]])
+    assert ranked.narrowest_px() <= PAGE_BODY_PX
+
+
+def test_a_tables_narrowest_width_counts_its_longest_unbreakable_words():
+    from harness.report.blocks import Table
+
+    one = Table(["a_b"], [["xxxxxxxxxx"]])  # ten characters, no break
+    assert one.narrowest_px() == pytest.approx(7.3 * 10 + 27.4)
+    broken = Table(["a_b"], [["xxxxx-xxxx yy"]])  # breaks after the hyphen (kept on its line) and at the space
+    assert broken.narrowest_px() == pytest.approx(7.3 * len("xxxxx-") + 27.4)
+    bold = Table(["h", "v"], [[("**verdict**", "verdict"), "1"]])  # markup is not text
+    assert bold.narrowest_px() == pytest.approx(7.3 * (7 + 1) + 2 * 27.4)
+
+
 def test_verdicts_are_coloured_on_the_page(toy_env, tmp_path):
     claims = [claim(id="wins"), claim(id="loses", better="b", than="a"), claim(id="too-few", min_pairs=9)]
     folder = make_folder(tmp_path, {("easy", "a"): [0.6, 0.65, 0.7], ("easy", "b"): [0.5, 0.5, 0.5]}, claims=claims)

@@ -3,10 +3,12 @@
 these."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 AT_CHANCE = "at chance"
 BELOW_TRIVIAL = "(≤ trivial)"  # after a method: its mean does not beat the best trivial row of its dataset
+PAGE_BODY_PX = 1280  # the HTML page's body is at most this wide; a wider table gives the window a horizontal scrollbar
 PAGE_LIMIT = 48  # datasets the page shows table by table (the figure's PANEL_LIMIT); beyond, a summary and the CSV
 VERDICT_CLASS = {"reproduced": "reproduced", "not reproduced": "not-reproduced", "inconclusive": "inconclusive",
                  "holds": "reproduced", "fails": "not-reproduced", "unchecked": "inconclusive"}  # a check's as a claim's
@@ -17,6 +19,23 @@ class Table:
     header: list[str]
     rows: list[list]  # a cell is its text, or (text, CSS class) for the HTML page
     summary: str | None = None  # a secondary table: under this line in Markdown, collapsed under it in HTML
+
+    def narrowest_px(self) -> float:
+        """About how narrow the HTML page can squeeze this table: each column as wide as its longest unbreakable
+        word (the page breaks lines at spaces and after "_" and "-"), 7.3 px a character and 27.4 px a column
+        (cell padding, border, the bold header): a fit to what headless Chromium measured on the committed pages'
+        tables of 4 to 16 columns, within 31 px."""
+        words = 0
+        for column in zip(self.header, *self.rows):
+            words += max((len(word) for cell in column for word in _WORD_BREAK.split(_text(cell)) if word), default=1)
+        return 7.3 * words + 27.4 * len(self.header)
+
+
+_WORD_BREAK = re.compile(r"\s+|(?<=[_-])")
+
+
+def _text(cell) -> str:
+    return (cell[0] if isinstance(cell, tuple) else cell).replace("**", "").replace("`", "")
 
 
 def verdict_cell(verdict) -> tuple[str, str]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import html
 import re
 
-from harness.report.blocks import Table
+from harness.report.blocks import PAGE_BODY_PX, Table
 from harness.report.board import Board
 from harness.report.curves import render_curves_svg
 from harness.report.figures import render_plot_svg
 from harness.report.pages import page_blocks
 
 STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:1280px;margin:2em auto;padding:0 1em;line-height:1.35}"
+    f"body{{font-family:system-ui,sans-serif;max-width:{PAGE_BODY_PX}px;margin:2em auto;padding:0 1em;line-height:1.35}}"
     "table{border-collapse:collapse;margin:1em 0;font-size:.92em}"
     "td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}"
     "th{background:#f3f3f3}"

@@ -13,7 +13,7 @@ from harness.claims import margin_gaps
 from harness.claims import page_blocks as claim_page_blocks
 from harness.claims.base import NEAR_SHARE
 from harness.metrics import Metric
-from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_LIMIT, Table, verdict_cell
+from harness.report.blocks import AT_CHANCE, BELOW_TRIVIAL, PAGE_BODY_PX, PAGE_LIMIT, Table, verdict_cell
 from harness.report.board import TIED, Board, Cell, Row
 from harness.report.curves import curve_blocks
 from harness.report.figures import ranks_by_label
@@ -202,20 +202,30 @@ def _dataset_blocks(board: Board, dataset: str, table: list[Row]) -> list:
     def column(m: str) -> str:
         return f"{m} {metrics[m].arrow}" + (f" [{metrics[m].unit}]" if metrics[m].unit else "")
 
-    main = [m for m in report if m == primary or not metrics[m].secondary]
-    extra = [m for m in report if m not in main]
-    rows = []
     apart = any(row.device_class for row in table)  # then each device class is ranked on its own
     trivial = board.below_trivial.get(dataset, [])
     below = {id(row) for _, rows_below in trivial for row in rows_below}
-    for row in table:
-        rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
-        method = f"{row.method} {BELOW_TRIVIAL}" if id(row) in below else row.method
-        rows.append([rank, method, *([row.device_class] if apart else []), row.kind,
-                     *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in main),
-                     str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
-    blocks.append(("table", Table(["rank", "method", *(["device class"] if apart else []), "kind", *map(column, main),
-                                   "seeds ok", "failed", "skipped"], rows)))
+
+    def main_table(shown: list[str]) -> Table:
+        rows = []
+        for row in table:
+            rank = "—" if not row.rank else f"{row.rank} {TIED}" if row.tied else str(row.rank)
+            method = f"{row.method} {BELOW_TRIVIAL}" if id(row) in below else row.method
+            rows.append([rank, method, *([row.device_class] if apart else []), row.kind,
+                         *(fmt_cell(row.metrics.get(m), levels.get(m)) for m in shown),
+                         str(row.seeds_ok), str(row.seeds_failed), str(row.seeds_skipped)])
+        return Table(["rank", "method", *(["device class"] if apart else []), "kind", *map(column, shown),
+                      "seeds ok", "failed", "skipped"], rows)
+
+    # timings and spreads go to the collapsed table; so do the last reported metrics while the table would be wider
+    # than the page's body (the primary metric always stays)
+    main = [m for m in report if m == primary or not metrics[m].secondary]
+    ranked = main_table(main)
+    while ranked.narrowest_px() > PAGE_BODY_PX and len(main) > 1:
+        main.remove([m for m in main if m != primary][-1])
+        ranked = main_table(main)
+    extra = [m for m in report if m not in main]
+    blocks.append(("table", ranked))
     for best, rows_below in trivial:
         level = _unit(metrics[primary], float(f"{best.metrics[primary].mean:.4g}"))
         where = f" on {best.device_class}" if best.device_class else ""
@@ -290,9 +300,9 @@ def _verdict_summary_blocks(board: Board) -> list:
         rows.append([f"`{v.claim}`" + (" (check)" if v.noun == "check" else ""), verdict_cell(v),
                      "; ".join(g.text() for g in gaps) or "—", " ".join(str(v.says).split())])
     about = ("Each claim's test, numbers and source are in its section below; a check is an assertion that holds by "
-             "construction or theorem unless there is a bug. *From the margin*: how far the nearer end of each 95% "
-             "interval that decided the verdict lies from the claim's margin (or bound), and that distance as a "
-             f"share of the interval's width; under {NEAR_SHARE:.0%} it is marked **near**")
+             "construction or theorem unless there is a bug. The column 'from the margin': how far the nearer end of "
+             "each 95% interval that decided the verdict lies from the claim's margin (or bound), and that distance as a "
+             f"share of the interval's width; under {NEAR_SHARE:.0%} it is marked near")
     about += (": such a verdict can flip with another draw of seeds or on another CPU, whose floating-point "
               "kernels move an interval by a small part of its width." if near else ".")
     return [("h2", "Verdicts"), ("p", about),

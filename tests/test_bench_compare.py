@@ -117,6 +117,7 @@ def rows(stdout: str) -> dict[str, str]:
     return out
 
 
+@pytest.mark.long
 def test_a_planted_slowdown_is_flagged_alone(repo, tmp_path):
     record = tmp_path / "session.json"
     done = compare(repo, "main", "slow", "--rounds", "5", "--factor", "1.2", "--json", str(record))
@@ -139,6 +140,7 @@ def test_a_planted_slowdown_is_flagged_alone(repo, tmp_path):
     assert all(len(data["samples"]["kernels.Kernels.time_beta"][arm]) == 5 for arm in ("base", "head", "again"))
 
 
+@pytest.mark.long
 def test_an_a_a_comparison_flags_nothing(repo):
     done = compare(repo, "main", "main", "--rounds", "5")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -175,6 +175,7 @@ def test_beyond_the_panel_limit_the_curves_figure_draws_the_first_panels_and_say
     assert f"the first {PANEL_LIMIT} of {PANEL_LIMIT + 2} panels" in title
 
 
+@pytest.mark.long
 def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_csv(tmp_path):
     """Above PAGE_LIMIT datasets the Markdown and HTML pages carry no per-dataset table but say the CSV has them;
     the CSV keeps every dataset × method row, claims.json every dataset's difference."""
@@ -203,6 +204,7 @@ def test_beyond_the_page_limit_the_page_summarises_and_points_to_the_complete_cs
     assert "synthetic failure (on " in markdown
 
 
+@pytest.mark.long
 def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
     from harness.report.blocks import PAGE_LIMIT
 
@@ -214,6 +216,7 @@ def test_at_the_page_limit_every_dataset_keeps_its_table(tmp_path):
     assert "## diabetes-m8-000047" in markdown
 
 
+@pytest.mark.long
 def test_a_folder_with_damaged_lines_builds_the_pages_of_the_same_folder_without_them(tmp_path, capsys):
     """The columnar path skips a damaged line, reports it once with its line number and builds every page as from
     the folder without it (the pages above the page limit included)."""

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from harness.execute import execute_cell
 from harness.executors import LocalExecutor as WorkerPool
 
@@ -63,6 +65,7 @@ def test_pool_kills_timeouts_survives_crashes_and_keeps_going(toy_env):
     assert results["ok"]["status"] == "ok"
 
 
+@pytest.mark.long
 def test_the_timeout_counts_from_when_the_method_is_called_not_from_the_worker_s_start_up(toy_env):
     """A cell's timeout (2 s) starts when its worker begins the timed part: after the worker process started and
     the cell's task, loader and method modules are imported (toy-slow-import's module sleeps 3 s when imported),

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import ROOT, TOY_SPEC, harness_cli
@@ -80,6 +81,7 @@ def run_checks(repo: Path, tmp_path: Path, name: str) -> tuple[list[int], str]:
     return codes, summary.read_text()
 
 
+@pytest.mark.long
 def test_workflow_steps_on_a_toy_repository(toy_env, tmp_path):
     """A repository of one spec with its committed quick and default results, as docs/tracking.md tells a user to set
     one up: the job passes when nothing moved, fails the comparison when a committed primary metric is no longer

@@ -489,6 +489,7 @@ print(json.dumps([t.count, labels, inst.pag.tolist()]))
 """
 
 
+@pytest.mark.long
 def test_fci_asks_the_same_tests_under_every_pythonhashseed():
     """causal-learn hashes graph nodes by their names (strings, salted per process): FCI's possible-d-sep sets, hence
     its tests, changed with PYTHONHASHSEED (on this instance 1341 tests under seed 1, 1353 under seed 2) until

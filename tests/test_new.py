@@ -95,6 +95,7 @@ def _runs_a_tie(spec: Path, out: Path, method: str, start: str) -> None:
     assert scores[method] == scores[start] and len(scores[method]) >= 5  # a real tie, cell by cell
 
 
+@pytest.mark.long
 def test_a_new_family_validates_passes_conformance_and_runs_its_claim(checkout, tmp_path):
     done = harness_cli("new", NAME, "--dir", checkout)
     assert done.returncode == 0, done.stderr
@@ -159,6 +160,7 @@ def test_a_method_for_a_family_of_the_checkout_gets_its_row_and_a_spec_and_runs(
 
 @pytest.mark.parametrize("family, start", [("sco", "zero-point"), ("design.factorial", "fractional-factorial")],
                          ids=["trivial", "first-baseline"])
+@pytest.mark.long
 def test_a_method_for_a_family_of_the_repository_runs_as_written(family, start, checkout, tmp_path, monkeypatch):
     """A family of the repository (light dependencies: numpy and scipy): the method starts as its trivial answer or,
     lacking one, its first baseline. The plan's catalogue edit is checked but not written (the test never edits the
@@ -187,6 +189,7 @@ def test_a_method_for_a_family_of_the_repository_runs_as_written(family, start, 
     _runs_a_tie(spec, tmp_path / "out", "probe-method", start)
 
 
+@pytest.mark.long
 def test_a_method_for_the_docs_plugin_s_family_from_its_spec(tmp_path, monkeypatch):
     """The worked example of docs/adding-a-paper.md (an outside plugin): the method goes beside its catalogue, the
     spec and test into its project folder; the spec starts from specs/robust-mean.yaml."""

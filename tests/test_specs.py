@@ -43,6 +43,7 @@ def _regress(spec: str, out: Path) -> str:
     return done.stdout
 
 
+@pytest.mark.long
 def test_graph_quick_profiles_reproduce_the_committed_numbers(tmp_path):
     """The quick profile is deterministic on a CPU: every number and verdict equals results/quick."""
     done = harness_cli("run", *GRAPH_SPECS, "--profile", "quick", "--out", tmp_path, "--no-progress")
@@ -86,6 +87,7 @@ def test_fewshot_quick_profiles_reproduce_the_committed_numbers(tmp_path):
         assert "nothing moved" in _regress(path.stem, tmp_path), path.stem
 
 
+@pytest.mark.long
 def test_issue_example_filters(tmp_path):
     """`--methods pivot,lp-local-search --seeds 0,1` on constrained-cc's quick profile."""
     spec = ROOT / "specs" / "constrained-cc.yaml"

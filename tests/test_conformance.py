@@ -30,6 +30,9 @@ OPTIONAL_METRICS = {
     # the distance to the preferred point and whether the end lies on the front, where the dataset knows the Pareto
     # set (the toy, not the network)
     "moo.preference": ("preferred_distance", "on_front"),
+    # precision, recall and the true density's NLL where the density is known (the mixtures); the classifier's
+    # distance and confidence on the digits
+    "generative.finetune": ("precision", "recall", "sample_nll", "frechet_distance", "classifier_confidence"),
 }
 
 

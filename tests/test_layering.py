@@ -317,7 +317,7 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
       "harness.bench_worker", "harness.bench_session", "harness.cache")),
     ("the task contract (what a task family builds on)",
      ("harness.tasks", "harness.tasks.base", "harness.tasks.evaluation", "harness.tasks.training",
-      "harness.tasks.timing")),
+      "harness.tasks.timing", "harness.tasks.parameters", "harness.tasks.memory")),
     ("results on disk, names, the framework adapter, samplers",
      ("harness.runs_file", "harness.store", "harness.registry", "harness.frameworks", "harness.samplers")),
     ("a results folder's rows and tables", ("harness.results_table", "harness.metric_tables")),

@@ -598,3 +598,14 @@ def test_a_curve_table_shows_every_methods_x():
     assert table.header == ["method", "seeds", "pass 1", "pass 2", "pass 3", "pass 4", "pass 5"]
     assert table.rows[0] == ["short", "1", "1", "2", "—", "—", "—"]
     assert table.rows[1][-1] == "5"
+
+
+@pytest.mark.parametrize("index", ["results", "results/default", "results/quick"])
+def test_committed_indexes_are_what_the_committed_folders_make(index, tmp_path):
+    """results/index.md (every profile) and each profile's index.md list every committed folder with its verdicts:
+    a run writes only its own --out root's index, so results/index.md once went stale for two specs."""
+    root = tmp_path / "results"
+    shutil.copytree(ROOT / index, root, ignore=shutil.ignore_patterns(".archive", "runs.jsonl", "*.html", "*.svg"))
+    write_index(root)
+    assert (root / "index.md").read_text() == (ROOT / index / "index.md").read_text(), (
+        f"{index}/index.md is stale: rebuild it with harness.report.folder.write_index(Path('{index}'))")

@@ -240,6 +240,21 @@ class TaskFacts:
             self._dirty = False
 
 
+def staggered(pairs: list[tuple]) -> list[tuple]:
+    """(dataset, method) ``pairs`` method by method (in the order methods first appear), each method's datasets
+    (in their order) starting one further along than the last method's: the order cells of one group (a seed
+    and method) are handed to a worker in, so that workers beginning several methods at once begin on different
+    datasets (see :func:`test_cells`)."""
+    by_method: dict[str, list[tuple]] = {}
+    for pair in pairs:
+        by_method.setdefault(pair[1].id, []).append(pair)
+    ordered = []
+    for index, group in enumerate(by_method.values()):
+        start = index % len(group)
+        ordered += group[start:] + group[:start]
+    return ordered
+
+
 def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_version: str,
                data_dir: Path | None, code: dict[tuple[str, str], dict[str, str]] | None = None) -> list[Cell]:
     """Every (seed, method, dataset) cell on the test split.
@@ -247,10 +262,14 @@ def test_cells(spec: Spec, params_by_pair: dict[tuple[str, str], dict], task_ver
     Seed-major, then method: the worker's data cache holds every dataset of a seed, and a
     task that trains once per method and seed (a source domain shared by several target
     datasets) finds that training in its own cache while the method's targets follow.
+    Each method's datasets start one further along than the last method's: workers that
+    begin a seed's methods at once then begin on different datasets, so a preparation a
+    task shares between the methods of a dataset and seed (a pretrained reference, kept
+    under a lock) is made by several workers side by side instead of one after another.
     """
     device, timeout_s = spec.hardware.device, spec.hardware.timeout_s
     pairs = [(d, m, params_by_pair[(d.id, m.id)], (code or {}).get((d.id, m.id), {}))
-             for m in spec.methods for d in spec.datasets if d.runs(m.id)]
+             for d, m in staggered([(d, m) for m in spec.methods for d in spec.datasets if d.runs(m.id)])]
     keys = [Cell(spec, d, m, 0, "test", p, device, timeout_s, data_dir, task_version, c).key_for_seeds()
             for d, m, p, c in pairs]
     cells = []

@@ -432,14 +432,19 @@ def _advance(studies: dict, executor, bar: Progress) -> dict[tuple[str, str], st
 
     Returns, per pair, the reason its cells were skipped while every one of them was (else None).
     """
+    from harness.plan import staggered
     from harness.tuning import HEARTBEAT_S
 
     batches: dict[tuple[str, str], dict[int, list]] = {}
     labels: dict[tuple, str] = {}
     skipped: dict[tuple[str, str], str | None] = {}  # pair → the skip reason while every cell of it was skipped
     last_beat = time.monotonic()
+    # each method's studies begin on another dataset (as test cells do): a shared per-dataset preparation is made
+    # side by side
+    order = [(d.id, m.id) for d, m in staggered([(study.dataset, study.method) for study in studies.values()])]
     while True:
-        for pair, study in studies.items():
+        for pair in order:
+            study = studies[pair]
             if not study.waiting and not study.finished:
                 batch = study.ask_batch()
                 batches[pair] = {number: [None] * len(cells) for number, cells in batch}

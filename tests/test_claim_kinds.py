@@ -372,3 +372,77 @@ def test_the_verdicts_table_says_how_far_each_interval_sits_from_its_margin(toy_
     far = next(line for line in verdicts.splitlines() if line.startswith("| `b-below`"))
     assert "b: " in far and "from 2 (" in far and "near" not in far
     assert "can flip with another draw of seeds or on another CPU" in verdicts
+
+
+def test_each_method_s_cells_of_a_seed_begin_on_another_dataset(toy_env, write_spec):
+    """Workers that start a seed's first methods side by side start on different datasets (a preparation the task
+    shares per dataset and seed, under a lock, is then made in parallel); every cell is still planned once."""
+    from harness.plan import test_cells
+
+    spec = load_spec(write_spec(TOY_SPEC))
+    cells = test_cells(spec, {(d.id, m.id): {} for d in spec.datasets for m in spec.methods}, "1", None)
+    first_seed = [c for c in cells if c.seed == spec.seeds[0]]
+    by_method = {}
+    for cell in first_seed:
+        by_method.setdefault(cell.method.id, []).append(cell.dataset.id)
+    firsts = [datasets[0] for datasets in by_method.values()]
+    assert len(set(firsts)) == min(len(spec.methods), len(spec.datasets))
+    assert len({(c.seed, c.dataset.id, c.method.id) for c in cells}) == len(cells) == (
+        len(spec.seeds) * len(spec.datasets) * len(spec.methods))
+
+
+def test_tuning_studies_of_each_method_begin_on_another_dataset():
+    """The tuning hands its cells out staggered too: with two tuned methods on two datasets, the first cell of each
+    method's group is on a different dataset."""
+    from types import SimpleNamespace
+
+    from harness.runner import _advance
+
+    class Study:
+        def __init__(self, dataset, method):
+            self.dataset, self.method = SimpleNamespace(id=dataset), SimpleNamespace(id=method)
+            self.waiting = self.finished = False
+
+        def ask_batch(self):
+            self.waiting = True
+            cell = SimpleNamespace(method=self.method, dataset=self.dataset, seed=0,
+                                   payload=lambda: {"dataset": self.dataset.id, "method": self.method.id})
+            return [(0, [cell])]
+
+        def tell(self, batch):
+            self.waiting, self.finished = False, True
+
+        def others_running(self):
+            return False
+
+        def beat(self):
+            pass
+
+    class Executor:
+        def __init__(self):
+            self.submitted, self.pending = [], []
+
+        def submit(self, tag, cell):
+            self.submitted.append((cell["method"], cell["dataset"]))
+            self.pending.append(tag)
+
+        @property
+        def outstanding(self):
+            return len(self.pending)
+
+        def wait(self, timeout=None):
+            done, self.pending = self.pending, []
+            return [(tag, {"status": "ok"}) for tag in done]
+
+        def running(self):
+            return []
+
+    bar = SimpleNamespace(running=lambda *a: None, finished=lambda *a: None, add=lambda *a: None)
+    studies = {(d, m): Study(d, m) for d in ("easy", "hard") for m in ("first", "second")}
+    executor = Executor()
+    _advance(studies, executor, bar)
+    first = {}
+    for method, dataset in executor.submitted:
+        first.setdefault(method, dataset)
+    assert first == {"first": "easy", "second": "hard"}
+    assert sorted(executor.submitted) == sorted((m, d) for d, m in studies)

@@ -44,6 +44,7 @@ from typing import Any
 from harness.devices import device_class
 from harness.metric_tables import CHANCE_TABLE, METRIC_TABLE, TRIVIAL_TABLE
 from harness.metrics import WALL_CLOCK_UNITS
+from harness.plan import staggered
 from harness.spec.model import dataset_entries
 from harness.store import (DAMAGED_FILE, FINISHED, RUNS_FILE, SKIPPED_DATASETS_FILE, SUPERSEDED_FILE,
                            TUNING_FILE, checked_record, write_atomic)
@@ -498,13 +499,17 @@ def _combine(sources: list[Source], clocks: set[str], summary: MergeSummary) -> 
 
 
 def _in_run_order(rows: list[dict], spec: dict[str, Any]) -> list[dict]:
-    """The shown rows in the order one run over every seed writes them (seed, then method, then dataset, as
-    :func:`harness.plan.test_cells` plans them), so a mean over seeds adds its values in the same order; a
-    skipped row first, so a finished row of the same cell from another folder is the one shown."""
-    methods = {m.get("id", m.get("name")): i for i, m in enumerate(spec.get("methods", []))}
-    datasets = {d.get("id", d.get("name")): i for i, d in enumerate(dataset_entries(spec))}
-    return sorted(rows, key=lambda r: (r.get("status") in FINISHED, r["seed"], methods.get(r["method"], len(methods)),
-                                       datasets.get(r["dataset"], len(datasets))))
+    """The shown rows in the order one run over every seed writes them (seed, then method, then each method's
+    datasets in their staggered order, as :func:`harness.plan.test_cells` plans them), so a mean over seeds adds
+    its values in the same order; a skipped row first, so a finished row of the same cell from another folder is
+    the one shown. A row of a pair the spec no longer plans goes after the seed's planned rows."""
+    methods = [m.get("id", m.get("name")) for m in spec.get("methods", [])]
+    datasets = dataset_entries(spec)
+    pairs = [(d.get("id", d.get("name")), m) for m in methods for d in datasets
+             if not d.get("methods") or m in d["methods"]]
+    position = {pair: i for i, pair in enumerate(staggered(pairs, method_of=lambda pair: pair[1]))}
+    return sorted(rows, key=lambda r: (r.get("status") in FINISHED, r["seed"],
+                                       position.get((r["dataset"], r["method"]), len(position))))
 
 
 def _combine_superseded(sources: list[Source]) -> list[dict]:

@@ -240,14 +240,14 @@ class TaskFacts:
             self._dirty = False
 
 
-def staggered(pairs: list[tuple]) -> list[tuple]:
+def staggered(pairs: list[tuple], method_of: Callable[[tuple], str] = lambda pair: pair[1].id) -> list[tuple]:
     """(dataset, method) ``pairs`` method by method (in the order methods first appear), each method's datasets
     (in their order) starting one further along than the last method's: the order cells of one group (a seed
     and method) are handed to a worker in, so that workers beginning several methods at once begin on different
-    datasets (see :func:`test_cells`)."""
+    datasets (see :func:`test_cells`). ``method_of`` names a pair's method (pairs of ids: ``lambda p: p[1]``)."""
     by_method: dict[str, list[tuple]] = {}
     for pair in pairs:
-        by_method.setdefault(pair[1].id, []).append(pair)
+        by_method.setdefault(method_of(pair), []).append(pair)
     ordered = []
     for index, group in enumerate(by_method.values()):
         start = index % len(group)

@@ -1,12 +1,15 @@
-"""Torch kernels of the ddo spec (one thread, float32): one DDO step (the four denoiser passes, the backward pass
-and the Adam update) on the 2-D reference (2 × 64) and the digits' (3 × 256) at the spec's batch sizes, against one
-continued-maximum-likelihood step on the same batch (one pass with gradients), and one Heun sampling of 1,000
-samples at the task's 32 steps. torch is imported in ``setup`` only."""
+"""Torch kernels of the ddo spec (one thread, float32): one DDO step (the four model passes, the backward pass
+and the Adam update) on the 2-D reference denoiser (2 × 64), the digits' (3 × 256) and the binarised digits' causal
+model (MADE, 1 × 16) at the spec's batch sizes, against one continued-maximum-likelihood step on the same batch (one
+pass with gradients); one Heun sampling of 1,000 samples at the task's 32 steps, and one ancestral sampling of 1,000
+binary digits (64 passes). torch is imported in ``setup`` only."""
 from __future__ import annotations
 
 from benchmarks._common import TorchKernel, synchronize
 
-SHAPES = {"2-d": (2, 64, 2, 256), "digits": (64, 256, 3, 128)}  # dim, width, depth, batch
+SHAPES = {"2-d": (2, 64, 2, 256), "digits": (64, 256, 3, 128), "binary": (64, 16, 1, 128)}  # dim, width, depth, batch
+DENOISERS = ["2-d", "digits"]
+FAMILY = {"2-d": "diffusion", "digits": "diffusion", "binary": "autoregressive"}
 
 
 def _models_and_batches(shape: str, device: str):
@@ -14,18 +17,25 @@ def _models_and_batches(shape: str, device: str):
 
     import torch
 
+    from harness.tasks.generative.causal import MADE
     from harness.tasks.generative.edm import EDMDenoiser, NoiseSchedule
     from harness.tasks.generative.finetune import Batch
 
     dim, width, depth, batch = SHAPES[shape]
-    reference = EDMDenoiser(dim, 1.0, width, depth).to(device).eval().requires_grad_(False)
-    model = copy.deepcopy(reference).requires_grad_(True)
     generator = torch.Generator().manual_seed(0)
+    if FAMILY[shape] == "autoregressive":
+        reference = MADE(dim, width, depth).to(device).eval().requires_grad_(False)
 
-    def draw():
-        return Batch(torch.randn(batch, dim, generator=generator).to(device),
-                     NoiseSchedule().draw(batch, generator).to(device),
-                     torch.randn(batch, dim, generator=generator).to(device))
+        def draw():
+            return Batch(torch.bernoulli(torch.full((batch, dim), 0.3), generator=generator).to(device))
+    else:
+        reference = EDMDenoiser(dim, 1.0, width, depth).to(device).eval().requires_grad_(False)
+
+        def draw():
+            return Batch(torch.randn(batch, dim, generator=generator).to(device),
+                         NoiseSchedule().draw(batch, generator).to(device),
+                         torch.randn(batch, dim, generator=generator).to(device))
+    model = copy.deepcopy(reference).requires_grad_(True)
 
     return reference, model, draw(), draw()
 
@@ -40,16 +50,17 @@ class FinetuneStep(TorchKernel):
     def setup(self, shape, loss):
         import torch
 
-        from harness.tasks.generative.edm import denoising_loss
+        from harness.tasks.generative.finetune import FAMILIES
         from implementations.ddo import ddo_loss
 
         self.device = self.prepare()
         self.reference, self.model, self.real, self.fake = _models_and_batches(shape, self.device)
         self.optimizer = torch.optim.Adam(self.model.parameters(), lr=1e-4)
+        family = FAMILIES[FAMILY[shape]]
         if loss == "ddo":
-            self.loss = lambda: ddo_loss(self.model, self.reference, self.real, self.fake, 1.0, 0.3)
+            self.loss = lambda: ddo_loss(self.model, self.reference, self.real, self.fake, 1.0, 0.3, family.nll)
         else:
-            self.loss = lambda: denoising_loss(self.model, self.real.x, self.real.sigma, self.real.noise)
+            self.loss = lambda: family.loss(self.model, self.real)
 
     def time_step(self, shape, loss):
         value = self.loss()
@@ -62,7 +73,7 @@ class FinetuneStep(TorchKernel):
 class HeunSampling(TorchKernel):
     """1,000 samples of a reference by the task's Heun sampler (32 steps, 63 denoiser calls)."""
 
-    params = (list(SHAPES),)
+    params = (DENOISERS,)
     param_names = ["shape"]
     version = "1"
 
@@ -77,5 +88,25 @@ class HeunSampling(TorchKernel):
         self.generator = torch.Generator().manual_seed(0)
 
     def time_sample(self, shape):
+        self.sampler.sample(1000, self.generator)
+        synchronize(self.device)
+
+
+class AncestralSampling(TorchKernel):
+    """1,000 binary digits of the causal reference (MADE, 1 × 16), pixel by pixel (64 passes)."""
+
+    version = "1"
+
+    def setup(self):
+        import torch
+
+        from harness.tasks.generative.finetune import CausalSampler
+
+        self.device = self.prepare()
+        reference, _, _, _ = _models_and_batches("binary", self.device)
+        self.sampler = CausalSampler(reference, SHAPES["binary"][0])
+        self.generator = torch.Generator().manual_seed(0)
+
+    def time_sample(self):
         self.sampler.sample(1000, self.generator)
         synchronize(self.device)

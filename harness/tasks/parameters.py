@@ -2,8 +2,8 @@
 parameter's name, the value found and what was expected (the spec's user reads it on the failed cell).
 
 A module of its own, as :mod:`harness.tasks.evaluation` is: a cell's key includes a fingerprint of the
-``harness.tasks`` modules its task imports, so only the tasks that use these depend on this one. (The older tasks
-np.regression and generative.finetune keep private copies until their next re-run, which moving them would force.)
+``harness.tasks`` modules its task imports, so only the tasks that use these depend on this one. (The older task
+np.regression keeps private copies until its next re-run, which moving them would force.)
 """
 from __future__ import annotations
 

@@ -10,7 +10,8 @@ CATALOGUE = {
     "tasks": {
         _T: {
             "target": "harness.tasks.generative.finetune:TASK",
-            "about": "pretrain an under-capacity EDM denoiser to its plateau (shared by every method of a seed), let "
+            "about": "pretrain an under-capacity EDM denoiser (a causal model on binary pixels) to its plateau (shared "
+                     "by every method of a seed), let "
                      "each method fine-tune or re-sample it on one budget, and score its samples against held-out data",
         },
     },
@@ -22,6 +23,10 @@ CATALOGUE = {
         "digits-64": {"task": _T, "target": "harness.tasks.generative.finetune:digits_64",
                       "about": "scikit-learn's bundled 8 × 8 digits (1,797 images) scaled to [−1, 1], split per seed "
                                "into training, checkpoint-selection, tuning, test and fresh-sample images"},
+        "binary-digits-64": {"task": _T, "target": "harness.tasks.generative.finetune:binary_digits_64",
+                             "about": "the bundled digits binarised (a pixel is 1 from value 8 of 16), split as "
+                                      "digits-64: the autoregressive variant, its reference a causal model (MADE) "
+                                      "with an exact likelihood"},
     },
     "methods": {
         "ddo": {"task": _T, "target": "implementations.ddo:DDO",
@@ -38,7 +43,11 @@ CATALOGUE = {
                        "about": "a fresh sample of the data itself, disjoint from the scoring set: the floor of the "
                                 "distances and the ceiling of precision and recall (a sanity row)"},
         "gaussian-fit": {"task": _T, "target": "baselines.generative:GaussianFit", "trivial": True,
-                         "about": "the trivial answer: one Gaussian with the training data's mean and covariance"},
+                         "about": "the trivial answer on continuous data: one Gaussian with the training data's mean "
+                                  "and covariance"},
+        "independent-pixels": {"task": _T, "target": "baselines.generative:IndependentPixels", "trivial": True,
+                               "about": "the trivial answer on binary data: each pixel an independent Bernoulli with "
+                                        "its training frequency"},
     },
     "metrics": {
         "mmd": {"goal": "min", "unit": "", "about": "squared maximum mean discrepancy between the method's samples and the held-out scoring set under a Gaussian kernel of the dataset's bandwidth (mixtures 0.1 = 2σ; digits the median distance between training images), unbiased"},
@@ -48,6 +57,7 @@ CATALOGUE = {
         "sample_nll": {"goal": "min", "unit": "nats", "about": "mixtures: the mean negative log-density of the samples under the true mixture (low where samples sit on modes; blind to dropped modes, read it beside recall)"},
         "frechet_distance": {"goal": "min", "unit": "", "about": "digits: the Fréchet distance between Gaussians fitted to the samples' and the scoring images' features in the penultimate layer of a small classifier the task trains once per seed"},
         "classifier_confidence": {"goal": "max", "unit": "", "about": "digits: that classifier's mean top-class probability on the samples"},
+        "data_nll": {"goal": "min", "unit": "nats", "about": "models with an exact likelihood (the causal models, the independent pixels): the mean negative log-likelihood of the scoring images (maximum likelihood's own measure; a mode-seeking fine-tuning may raise it while its samples improve)"},
         "validation_mmd": {"goal": "min", "unit": "", "about": "MMD of the kept model's samples to the checkpoint-selection set (never the scoring set): what picks each round's best checkpoint; its curve over the fine-tuning is kept"},
         "reference_validation_loss": {"goal": "min", "unit": "", "role": "training-objective", "tolerance": 0.002,
                                       "about": "the reference's EDM denoising loss on the checkpoint-selection set at fixed noise draws, at the end of pretraining; its curve is kept, and a pretraining whose last fifth still lowered it by more than the tolerance had not reached its plateau"},

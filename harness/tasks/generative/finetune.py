@@ -1,9 +1,11 @@
-"""Task ``generative.finetune``: fine-tune a pretrained, under-capacity diffusion model and score its samples.
+"""Task ``generative.finetune``: fine-tune a pretrained, under-capacity generative model and score its samples.
 
-The **task** pretrains the reference: an EDM-preconditioned MLP denoiser (:mod:`harness.tasks.generative.edm`)
-small enough that maximum likelihood covers every mode and smears mass between them, trained with Adam on the
-seed's training data until its denoising loss on the checkpoint-selection set (fixed noise draws) stops falling
-(:func:`~harness.tasks.training.train_to_plateau`). The pretraining depends on the seed and the data only, so every
+The **task** pretrains the reference, a model of its dataset's :class:`Family`: an EDM-preconditioned MLP denoiser
+(:mod:`harness.tasks.generative.edm`) on continuous data, a causal model (MADE, :mod:`harness.tasks.generative.causal`)
+on binary pixels; small enough that maximum likelihood covers every mode and smears mass between them, trained
+with Adam on the seed's training data until its loss on the checkpoint-selection set (the denoising loss at fixed
+noise draws; the exact negative log-likelihood) stops falling (:func:`~harness.tasks.training.train_to_plateau`).
+The pretraining depends on the seed and the data only, so every
 method of a seed starts from the same reference (one pretraining per worker, deterministic, so two workers train
 the same one), and its curve is kept in every row: the page shows it flat.
 
@@ -14,7 +16,10 @@ back a :class:`Sampler`; the task draws ``samples`` from it with the same initia
 seed (paired comparisons) and scores them against held-out data (the tuning images or draws while tuning, the test
 ones for the leaderboard): ``mmd`` (the primary metric) and ``energy_distance`` on every dataset, ``precision``, ``recall`` and ``sample_nll`` on
 the mixtures (their density is known), ``frechet_distance`` and ``classifier_confidence`` on the digits (features of
-a small classifier trained once per seed on the training images). Digit samples are clipped to the pixel range
+a small classifier trained once per seed on the training images), ``data_nll`` where the method's model has an exact
+likelihood (the causal models, the independent pixels). A method reads its model's log-likelihood through the
+session (:meth:`FinetuneSession.nll`: exact for the causal model, the ELBO's weighted denoising error for the
+denoiser), so one method runs on both families. Digit samples are clipped to the pixel range
 [−1, 1] before scoring, as image generators' are.
 """
 from __future__ import annotations
@@ -31,6 +36,7 @@ import numpy as np
 
 from harness.tasks.base import Context, DataError, Task, WorkerCache
 from harness.tasks.evaluation import Curve, Evaluation
+from harness.tasks.parameters import count, positive
 from harness.tasks.training import TrainingLog, train_to_plateau
 
 _REFERENCES = WorkerCache(8)
@@ -50,11 +56,11 @@ class Sampler(Protocol):
 @dataclass(frozen=True)
 class Batch:
     """Data with its noise draw: x (B, dim), σ (B, 1), n (B, dim). Every model that a loss evaluates on a batch sees
-    the same (σ, n)."""
+    the same (σ, n). A causal model's batch has no noise (σ and n are None): its likelihood is exact."""
 
     x: Any
-    sigma: Any
-    noise: Any
+    sigma: Any = None
+    noise: Any = None
 
 
 class Finetuner(Protocol):
@@ -142,6 +148,11 @@ class GenerativeData:
     mixture: Mixture | None = None
     labels: np.ndarray | None = None
     clip: tuple[float, float] | None = None
+    family: str = "diffusion"  # the reference's kind: a key of FAMILIES
+
+    @property
+    def model_family(self) -> "Family":
+        return FAMILIES[self.family]
 
     @property
     def dim(self) -> int:
@@ -155,32 +166,20 @@ class GenerativeData:
 # --------------------------------------------------------------------------- datasets
 
 
-def _count(name: str, value, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise DataError(f"{name} = {value!r}: expected an integer of at least {low}")
-    return int(value)
-
-
-def _positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise DataError(f"{name} = {value!r}: expected a positive number")
-    return float(value)
-
-
 def _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max_steps, tolerance, validation_draws,
            finetune_steps, finetune_batch, finetune_lr, checkpoint_every, sampling_steps, validation_samples, *,
            reference_pool) -> tuple[PretrainPlan, FinetunePlan]:
-    pretrain = PretrainPlan(_count("width", width), _count("depth", depth), _count("batch_size", batch_size),
-                            _positive("pretrain_lr", pretrain_lr), _count("pretrain_every", pretrain_every),
-                            _count("min_steps", min_steps), _count("max_steps", max_steps),
-                            _positive("tolerance", tolerance), _count("validation_draws", validation_draws))
+    pretrain = PretrainPlan(count("width", width), count("depth", depth), count("batch_size", batch_size),
+                            positive("pretrain_lr", pretrain_lr), count("pretrain_every", pretrain_every),
+                            count("min_steps", min_steps), count("max_steps", max_steps),
+                            positive("tolerance", tolerance), count("validation_draws", validation_draws))
     if pretrain.min_steps > pretrain.max_steps:
         raise DataError(f"min_steps = {min_steps} is above max_steps = {max_steps}: pretraining stops at its plateau "
                         "between the two")
-    plan = FinetunePlan(_count("finetune_steps", finetune_steps), _count("finetune_batch", finetune_batch),
-                        _positive("finetune_lr", finetune_lr), _count("checkpoint_every", checkpoint_every),
-                        _count("reference_pool", reference_pool), _count("sampling_steps", sampling_steps, 2),
-                        _count("validation_samples", validation_samples, 2))
+    plan = FinetunePlan(count("finetune_steps", finetune_steps), count("finetune_batch", finetune_batch),
+                        positive("finetune_lr", finetune_lr), count("checkpoint_every", checkpoint_every),
+                        count("reference_pool", reference_pool), count("sampling_steps", sampling_steps, 2),
+                        count("validation_samples", validation_samples, 2))
     if plan.every > plan.steps:
         raise DataError(f"checkpoint_every = {checkpoint_every} is above finetune_steps = {finetune_steps}: a round "
                         "would never read a checkpoint")
@@ -189,7 +188,7 @@ def _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max
 
 def _mixture_data(context: Context, name: str, mixture: Mixture, train: int, selection: int, scoring: int,
                   bandwidth, plans: tuple[PretrainPlan, FinetunePlan]) -> GenerativeData:
-    counts = {k: _count(k, v, 2) for k, v in (("train", train), ("selection", selection), ("scoring", scoring))}
+    counts = {k: count(k, v, 2) for k, v in (("train", train), ("selection", selection), ("scoring", scoring))}
     pretrain, finetune = plans
     instance = f"{name}:{mixture.sigma}:train{counts['train']}:selection{counts['selection']}"
     shared = Context(seed=context.seed, split="train", dataset=instance)  # the same for tuning and test cells
@@ -198,7 +197,7 @@ def _mixture_data(context: Context, name: str, mixture: Mixture, train: int, sel
         mixture.draw(shared.rng("selection"), counts["selection"]).astype(np.float32),
         mixture.draw(dataclasses.replace(context, dataset=instance).rng("scoring"), counts["scoring"]).astype(np.float32),
         mixture.draw(dataclasses.replace(context, dataset=instance).rng("fresh"), counts["scoring"]).astype(np.float32),
-        pretrain, finetune, _positive("bandwidth", bandwidth), mixture=mixture)
+        pretrain, finetune, positive("bandwidth", bandwidth), mixture=mixture)
 
 
 def ring_8(context: Context, *, modes: int = 8, radius: float = 2.0, sigma: float = 0.05, train: int = 20000,
@@ -217,13 +216,13 @@ def ring_8(context: Context, *, modes: int = 8, radius: float = 2.0, sigma: floa
     ``checkpoint_every`` steps on ``validation_samples`` samples; every sampler takes ``sampling_steps`` Heun
     steps. ``bandwidth``: the MMD's kernel width (0.1 = 2σ at the default σ: it sees mass smeared between modes,
     which the energy distance, dominated by the layout's scale, barely does)."""
-    k = _count("modes", modes, 2)
+    k = count("modes", modes, 2)
     angles = 2 * math.pi * np.arange(k) / k
-    centres = _positive("radius", radius) * np.stack([np.cos(angles), np.sin(angles)], 1)
+    centres = positive("radius", radius) * np.stack([np.cos(angles), np.sin(angles)], 1)
     plans = _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max_steps, tolerance,
                          validation_draws, finetune_steps, finetune_batch, finetune_lr, checkpoint_every,
                          sampling_steps, validation_samples, reference_pool=reference_pool)
-    return _mixture_data(context, f"ring-{k}:r{radius}", Mixture(centres, _positive("sigma", sigma)), train,
+    return _mixture_data(context, f"ring-{k}:r{radius}", Mixture(centres, positive("sigma", sigma)), train,
                          selection, scoring, bandwidth, plans)
 
 
@@ -235,14 +234,37 @@ def grid_25(context: Context, *, side: int = 5, spacing: float = 1.0, sigma: flo
            checkpoint_every: int = 50, sampling_steps: int = 32, validation_samples: int = 1000) -> GenerativeData:
     """A ``side`` × ``side`` grid of Gaussians ``spacing`` apart, centred at 0, each of standard deviation
     ``sigma``; the other parameters as :func:`ring_8`'s."""
-    s = _count("side", side, 2)
-    axis = (np.arange(s) - (s - 1) / 2) * _positive("spacing", spacing)
+    s = count("side", side, 2)
+    axis = (np.arange(s) - (s - 1) / 2) * positive("spacing", spacing)
     centres = np.stack(np.meshgrid(axis, axis, indexing="ij"), -1).reshape(-1, 2)
     plans = _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max_steps, tolerance,
                          validation_draws, finetune_steps, finetune_batch, finetune_lr, checkpoint_every,
                          sampling_steps, validation_samples, reference_pool=reference_pool)
-    return _mixture_data(context, f"grid-{s}x{s}:d{spacing}", Mixture(centres, _positive("sigma", sigma)), train,
+    return _mixture_data(context, f"grid-{s}x{s}:d{spacing}", Mixture(centres, positive("sigma", sigma)), train,
                          selection, scoring, bandwidth, plans)
+
+
+def _digit_parts(context: Context, images: np.ndarray, selection, scoring, instance_name: str):
+    """The instance's name and the seed's permutation of the digits into training, selection, tuning, test and fresh
+    indices."""
+    n_sel, n_score = count("selection", selection, 2), count("scoring", scoring, 2)
+    n_train = len(images) - n_sel - 3 * n_score
+    if n_train < 2:
+        raise DataError(f"selection = {selection} and scoring = {scoring} (three sets of it: tuning, test, fresh) "
+                        f"leave {n_train} of the {len(images)} digits for training; lower them")
+    sets = f"n{len(images)}:selection{n_sel}:scoring{n_score}"
+    # one permutation for every form of the digits (grey or binarised): the same images in the same sets
+    order = Context(seed=context.seed, split="train", dataset=f"digits-64:{sets}").rng("split").permutation(len(images))
+    return f"{instance_name}:{sets}", np.split(order, np.cumsum([n_train, n_sel, n_score, n_score]))
+
+
+def _load_digits(limit):
+    from sklearn.datasets import load_digits
+
+    images, labels = load_digits(return_X_y=True)
+    if limit is not None:
+        images, labels = images[:count("limit", limit, 10)], labels[:limit]
+    return images, labels
 
 
 def digits_64(context: Context, *, selection: int = 200, scoring: int = 200, width: int = 256, depth: int = 3,
@@ -255,28 +277,44 @@ def digits_64(context: Context, *, selection: int = 200, scoring: int = 200, wid
     ``scoring`` fresh images (the sanity row) and the rest for training; ``limit`` keeps only the first images (the
     tests' miniature). ``bandwidth``: the MMD's kernel width, by default the median distance between training
     images (the median heuristic). The plan's parameters as :func:`ring_8`'s."""
-    from sklearn.datasets import load_digits
-
-    images, labels = load_digits(return_X_y=True)
-    if limit is not None:
-        images, labels = images[:_count("limit", limit, 10)], labels[:limit]
-    n_sel, n_score = _count("selection", selection, 2), _count("scoring", scoring, 2)
-    n_train = len(images) - n_sel - 3 * n_score
-    if n_train < 2:
-        raise DataError(f"selection = {selection} and scoring = {scoring} (three sets of it: tuning, test, fresh) "
-                        f"leave {n_train} of the {len(images)} digits for training; lower them")
+    images, labels = _load_digits(limit)
+    instance, (train_i, sel_i, tune_i, test_i, fresh_i) = _digit_parts(context, images, selection, scoring,
+                                                                        "digits-64")
     pretrain, finetune = _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max_steps, tolerance,
                          validation_draws, finetune_steps, finetune_batch, finetune_lr, checkpoint_every,
                          sampling_steps, validation_samples,
                                 reference_pool=reference_pool)
-    instance = f"digits-64:n{len(images)}:selection{n_sel}:scoring{n_score}"
-    order = Context(seed=context.seed, split="train", dataset=instance).rng("split").permutation(len(images))
     x = (images / 8.0 - 1.0).astype(np.float32)
-    parts = np.split(order, np.cumsum([n_train, n_sel, n_score, n_score]))
-    train_i, sel_i, tune_i, test_i, fresh_i = parts
-    width_ = median_distance(x[train_i]) if bandwidth is None else _positive("bandwidth", bandwidth)
+    width_ = median_distance(x[train_i]) if bandwidth is None else positive("bandwidth", bandwidth)
     return GenerativeData(instance, x[train_i], x[sel_i], x[tune_i if context.split == "val" else test_i],
                           x[fresh_i], pretrain, finetune, width_, labels=labels[train_i], clip=(-1.0, 1.0))
+
+
+def binary_digits_64(context: Context, *, threshold: int = 8, selection: int = 200, scoring: int = 200,
+                     width: int = 16, depth: int = 1, reference_pool: int = 2000, limit: int | None = None,
+                     bandwidth: float | None = None, batch_size: int = 128, pretrain_lr: float = 1e-3,
+                     pretrain_every: int = 100, min_steps: int = 2000, max_steps: int = 30000,
+                     tolerance: float = 0.002, finetune_steps: int = 500, finetune_batch: int = 128,
+                     finetune_lr: float = 1e-4, checkpoint_every: int = 50,
+                     validation_samples: int = 200) -> GenerativeData:
+    """The bundled digits binarised (a pixel is 1 where its value 0-16 is at least ``threshold``), split as
+    :func:`digits_64` splits them, for the autoregressive variant: the reference is a causal model (MADE,
+    ``depth`` masked hidden layers of ``width`` units) with an exact likelihood, pretrained to its plateau on the
+    exact negative log-likelihood of the selection images, sampled pixel by pixel. The other parameters as
+    :func:`digits_64`'s (no noise draws and no sampler steps: the likelihood is exact, sampling ancestral)."""
+    images, labels = _load_digits(limit)
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, np.integer)) or not 1 <= threshold <= 16:
+        raise DataError(f"threshold = {threshold!r}: expected an integer pixel value from 1 to 16 (the digits' "
+                        "pixels are 0-16)")
+    instance, (train_i, sel_i, tune_i, test_i, fresh_i) = _digit_parts(context, images, selection, scoring,
+                                                                        f"binary-digits-64:t{threshold}")
+    pretrain, finetune = _plans(width, depth, batch_size, pretrain_lr, pretrain_every, min_steps, max_steps,
+                                tolerance, 1, finetune_steps, finetune_batch, finetune_lr, checkpoint_every, 2,
+                                validation_samples, reference_pool=reference_pool)
+    x = (images >= threshold).astype(np.float32)
+    width_ = median_distance(x[train_i]) if bandwidth is None else positive("bandwidth", bandwidth)
+    return GenerativeData(instance, x[train_i], x[sel_i], x[tune_i if context.split == "val" else test_i],
+                          x[fresh_i], pretrain, finetune, width_, labels=labels[train_i], family="autoregressive")
 
 
 # --------------------------------------------------------------------------- measurement
@@ -400,38 +438,152 @@ class ArraySampler:
         return torch.as_tensor(self.rows[:count])
 
 
+class CausalSampler:
+    """Ancestral samples of a causal model, its logits multiplied by ``scale`` (w > 1: a lower temperature); the
+    same uniforms for every model of a seed. Its likelihood is exact (:meth:`log_prob`)."""
+
+    def __init__(self, model, dim: int, scale: float = 1.0):
+        self.model, self.dim, self.scale = model, dim, float(scale)
+
+    def sample(self, count: int, generator):
+        import torch
+
+        device = next(self.model.parameters()).device
+        return self.model.sample(torch.rand(count, self.dim, generator=generator).to(device), self.scale)
+
+    def log_prob(self, x):
+        import torch
+
+        with torch.no_grad():
+            return self.model.log_prob(x.to(next(self.model.parameters()).device), self.scale).cpu()
+
+
+class Family:
+    """A kind of reference model: how the task builds it, draws its training batches, reads its (estimated)
+    negative log-likelihood and samples it. The pretraining, the fine-tuning loop and every method go through
+    these, so one method runs on every family."""
+
+    def build(self, data: GenerativeData):
+        raise NotImplementedError
+
+    def draw(self, pool, batch_size: int, generator, device: str) -> Batch:
+        """A batch of ``batch_size`` rows of ``pool`` with its noise draw (rows, then noise, from ``generator``)."""
+        raise NotImplementedError
+
+    def fixed(self, rows, draws: int, generator, device: str) -> Batch:
+        """The selection set's fixed batch (``draws`` noise draws a row where the loss is an estimate)."""
+        raise NotImplementedError
+
+    def nll(self, model, batch: Batch):
+        """(B,) per-row negative log-likelihood, exact or the ELBO's estimate up to a constant of the model."""
+        raise NotImplementedError
+
+    def loss(self, model, batch: Batch):
+        """Maximum likelihood's training loss on a batch."""
+        raise NotImplementedError
+
+    def sampler(self, model, data: GenerativeData, scale: float = 1.0) -> Sampler:
+        raise NotImplementedError
+
+
+class Diffusion(Family):
+    """EDM denoisers: the loss is the denoising loss, the log-likelihood the ELBO's weighted denoising error at the
+    batch's noise draw, the sampler Heun's (its score times ``scale``)."""
+
+    def build(self, data: GenerativeData):
+        from harness.tasks.generative.edm import EDMDenoiser
+
+        return EDMDenoiser(data.dim, data.sigma_data, data.pretrain.width, data.pretrain.depth)
+
+    def draw(self, pool, batch_size: int, generator, device: str) -> Batch:
+        import torch
+
+        from harness.tasks.generative.edm import NoiseSchedule
+
+        index = torch.randint(len(pool), (batch_size,), generator=generator).to(device)
+        sigma = NoiseSchedule().draw(batch_size, generator).to(device)
+        noise = torch.randn(batch_size, pool.shape[1], generator=generator).to(device)
+        return Batch(pool[index], sigma, noise)
+
+    def fixed(self, rows, draws: int, generator, device: str) -> Batch:
+        import torch
+
+        from harness.tasks.generative.edm import NoiseSchedule
+
+        rows = rows.repeat(draws, 1)
+        sigma = NoiseSchedule().draw(len(rows), generator)
+        noise = torch.randn(rows.shape, generator=generator)
+        return Batch(rows.to(device), sigma.to(device), noise.to(device))
+
+    def nll(self, model, batch: Batch):
+        from harness.tasks.generative.edm import weighted_error
+
+        return weighted_error(model, batch.x, batch.sigma, batch.noise)
+
+    def loss(self, model, batch: Batch):
+        from harness.tasks.generative.edm import denoising_loss
+
+        return denoising_loss(model, batch.x, batch.sigma, batch.noise)
+
+    def sampler(self, model, data: GenerativeData, scale: float = 1.0) -> Sampler:
+        return ODESampler(model, data.dim, data.plan.sampling_steps, scale)
+
+
+class Autoregressive(Family):
+    """Causal models of binary pixels (MADE): the likelihood is exact, the loss its mean per pixel, the sampler
+    ancestral (its logits times ``scale``)."""
+
+    def build(self, data: GenerativeData):
+        from harness.tasks.generative.causal import MADE
+
+        return MADE(data.dim, data.pretrain.width, data.pretrain.depth)
+
+    def draw(self, pool, batch_size: int, generator, device: str) -> Batch:
+        import torch
+
+        return Batch(pool[torch.randint(len(pool), (batch_size,), generator=generator).to(device)])
+
+    def fixed(self, rows, draws: int, generator, device: str) -> Batch:
+        return Batch(rows.to(device))
+
+    def nll(self, model, batch: Batch):
+        return -model.log_prob(batch.x)
+
+    def loss(self, model, batch: Batch):
+        return self.nll(model, batch).mean() / batch.x.shape[-1]
+
+    def sampler(self, model, data: GenerativeData, scale: float = 1.0) -> Sampler:
+        return CausalSampler(model, data.dim, scale)
+
+
+FAMILIES: dict[str, Family] = {"diffusion": Diffusion(), "autoregressive": Autoregressive()}
+
+
 def pretrain_reference(data: GenerativeData, context: Context):
-    """The seed's reference denoiser trained to its plateau, and its validation-loss log (lower is better): Adam at
-    ``plan.lr`` until the selection loss's last fifth fell by at most ``plan.tolerance`` (between ``min_steps`` and
-    ``max_steps``), then at ``ANNEAL`` × ``plan.lr`` by the same rule (at least half the first phase's steps, at
-    most half of ``max_steps``): without the second phase, continued training at the fine-tuning's lower rate still improved the
-    samples, so a gain over the reference could have been that annealing, not the method."""
+    """The seed's reference (a model of the dataset's family) trained to its plateau, and its validation-loss log
+    (lower is better): Adam at ``plan.lr`` until the selection loss's last fifth fell by at most ``plan.tolerance``
+    (between ``min_steps`` and ``max_steps``), then at ``ANNEAL`` × ``plan.lr`` by the same rule (at least half the
+    first phase's steps, at most half of ``max_steps``): without the second phase, continued training at the
+    fine-tuning's lower rate still improved the samples, so a gain over the reference could have been that
+    annealing, not the method."""
     import torch
 
-    from harness.tasks.generative.edm import EDMDenoiser, NoiseSchedule, denoising_loss
-
-    plan, schedule = data.pretrain, NoiseSchedule()
+    plan, family = data.pretrain, data.model_family
     generator = _torch_generator(Context(seed=context.seed, split="train", dataset=data.instance), "pretrain")
-    model = EDMDenoiser(data.dim, data.sigma_data, plan.width, plan.depth).to(context.device)
+    model = family.build(data).to(context.device)
     optimizer = torch.optim.Adam(model.parameters(), lr=plan.lr)
     train = torch.as_tensor(data.train).to(context.device)
-    selection = torch.as_tensor(data.selection).repeat(plan.validation_draws, 1)
-    sel_sigma = schedule.draw(len(selection), generator)
-    sel_noise = torch.randn(selection.shape, generator=generator)
-    selection, sel_sigma, sel_noise = (t.to(context.device) for t in (selection, sel_sigma, sel_noise))
+    selection = family.fixed(torch.as_tensor(data.selection), plan.validation_draws, generator, context.device)
 
     def step() -> None:
-        index = torch.randint(len(train), (plan.batch_size,), generator=generator)
-        sigma = schedule.draw(plan.batch_size, generator).to(context.device)
-        noise = torch.randn(plan.batch_size, data.dim, generator=generator).to(context.device)
-        loss = denoising_loss(model, train[index.to(context.device)], sigma, noise)
+        loss = family.loss(model, family.draw(train, plan.batch_size, generator, context.device))
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
         optimizer.step()
 
     def negative_validation_loss() -> float:
         with torch.no_grad():
-            return -float(denoising_loss(model, selection, sel_sigma, sel_noise))
+            return -float(family.loss(model, selection))
 
     model.train()
     # Adam at lr to its plateau, then at lr × ANNEAL to a second one (EDM anneals by an EMA instead); the second
@@ -462,9 +614,9 @@ def _reference_key(data: GenerativeData, context: Context) -> str:
     import torch
 
     from harness import cache
-    from harness.tasks.generative import edm
+    from harness.tasks.generative import causal, edm
 
-    sources = [Path(edm.__file__).read_bytes(), Path(__file__).read_bytes()]
+    sources = [Path(edm.__file__).read_bytes(), Path(causal.__file__).read_bytes(), Path(__file__).read_bytes()]
     return cache.digest(data.instance, str(context.seed), repr(data.pretrain), context.device, torch.__version__,
                         context.precision, *sources)
 
@@ -504,9 +656,7 @@ def shared_reference(data: GenerativeData, context: Context):
 def _restore(stored: dict, data: GenerativeData, context: Context):
     import torch
 
-    from harness.tasks.generative.edm import EDMDenoiser
-
-    model = EDMDenoiser(data.dim, data.sigma_data, data.pretrain.width, data.pretrain.depth)
+    model = data.model_family.build(data)
     state = {name: torch.tensor(stored["weights"][name], dtype=value.dtype).reshape(value.shape)
              for name, value in model.state_dict().items()}
     model.load_state_dict(state)
@@ -531,9 +681,20 @@ class FinetuneSession:
         self._validation_generator_seed = int(
             Context(seed=context.seed, split="train", dataset=data.instance).rng("checkpoints").integers(2**62))
 
-    def ode(self, denoiser, score_scale: float = 1.0) -> ODESampler:
-        """The task's sampler on ``denoiser`` (the same steps for every method), its score scaled by ``score_scale``."""
-        return ODESampler(denoiser, self.dim, self.data.plan.sampling_steps, score_scale)
+    def sampler(self, model, scale: float = 1.0) -> Sampler:
+        """The task's sampler of ``model`` (the same for every method): Heun's for a denoiser, its score times
+        ``scale``; ancestral for a causal model, its logits times ``scale`` (``scale`` > 1: a lower temperature)."""
+        return self.data.model_family.sampler(model, self.data, scale)
+
+    def nll(self, model, batch: Batch):
+        """(B,) the negative log-likelihood of ``model`` on the batch's rows: exact for a causal model; for a
+        denoiser the ELBO's estimate at the batch's noise draw, λ(σ)‖D(x + σn; σ) − x‖² summed over dimensions (up
+        to terms that do not depend on the model, so a difference of two models' is their log-ratio's estimate)."""
+        return self.data.model_family.nll(model, batch)
+
+    def mle_loss(self, model, batch: Batch):
+        """Maximum likelihood's training loss of ``model`` on the batch (the pretraining's)."""
+        return self.data.model_family.loss(model, batch)
 
     def fresh_data(self) -> ArraySampler:
         """The held-out fresh sample of the data (the sanity row only: no method that claims anything uses it)."""
@@ -557,9 +718,7 @@ class FinetuneSession:
         keeps each round's best by FID. Returns the fine-tuned model (eval mode, no gradients)."""
         import torch
 
-        from harness.tasks.generative.edm import NoiseSchedule
-
-        plan, schedule, device = self.data.plan, NoiseSchedule(), self.context.device
+        plan, family, device = self.data.plan, self.data.model_family, self.context.device
         shared = Context(seed=self.context.seed, split="train", dataset=self.data.instance)
         # two streams, so that drawing reference samples never moves the real batches: every method sees the same
         real_generator, fake_generator = _torch_generator(shared, "finetune"), _torch_generator(shared, "fakes")
@@ -568,18 +727,15 @@ class FinetuneSession:
         reference = self.reference
 
         def draw(pool, generator):
-            index = torch.randint(len(pool), (plan.batch_size,), generator=generator).to(device)
-            sigma = schedule.draw(plan.batch_size, generator).to(device)
-            noise = torch.randn(plan.batch_size, self.dim, generator=generator).to(device)
-            return Batch(pool[index], sigma, noise)
+            return family.draw(pool, plan.batch_size, generator, device)
 
         for _ in range(rounds):
             fakes = None
             if reference_samples:
-                fakes = self.ode(reference).sample(plan.reference_pool, fake_generator).to(device)
+                fakes = self.sampler(reference).sample(plan.reference_pool, fake_generator).to(device)
                 self.reference_samples += plan.reference_pool
             model.eval()
-            best = self.validation_mmd(self.ode(model))
+            best = self.validation_mmd(self.sampler(model))
             best_state = copy.deepcopy(model.state_dict())
             optimizer = torch.optim.Adam(model.parameters(), lr=plan.lr)
             for step in range(1, plan.steps + 1):
@@ -595,7 +751,7 @@ class FinetuneSession:
                 self.finetune_steps += 1
                 if step % plan.every == 0:
                     model.eval()
-                    reading = self.validation_mmd(self.ode(model))
+                    reading = self.validation_mmd(self.sampler(model))
                     self.validation_curve.append((self.finetune_steps, reading))
                     if reading < best:
                         best, best_state = reading, copy.deepcopy(model.state_dict())
@@ -615,6 +771,7 @@ class GenerativeFinetuneTask(Task):
     name = "generative.finetune"
     version = "1"
     metrics = ("mmd", "energy_distance", "precision", "recall", "sample_nll", "frechet_distance", "classifier_confidence",
+               "data_nll",
                "validation_mmd", "reference_validation_loss", "reference_steps", "finetune_steps",
                "reference_samples", "train_s")
     protocol = Finetuner
@@ -627,7 +784,9 @@ class GenerativeFinetuneTask(Task):
                  "validation_samples": 16, "width": 16}
         return {"ring-8": {"train": 256, "selection": 32, "scoring": 64, **small},
                 "grid-25": {"train": 256, "selection": 32, "scoring": 64, **small},
-                "digits-64": {"selection": 20, "scoring": 30, "limit": 200, **small}}
+                "digits-64": {"selection": 20, "scoring": 30, "limit": 200, **small},
+                "binary-digits-64": {"selection": 20, "scoring": 30, "limit": 200,
+                                     **{k: v for k, v in small.items() if k != "sampling_steps"}}}
 
     def evaluate(self, method: Finetuner, data: GenerativeData, context: Context) -> Evaluation:
         import torch
@@ -671,6 +830,8 @@ class GenerativeFinetuneTask(Task):
             metrics["frechet_distance"] = frechet_distance(classifier.features(x),
                                                            classifier.features(data.scoring.astype(np.float64)))
             metrics["classifier_confidence"] = classifier.confidence(x)
+        if hasattr(sampler, "log_prob"):  # an exact likelihood: the scoring images' negative log-likelihood
+            metrics["data_nll"] = float(-sampler.log_prob(torch.as_tensor(data.scoring)).double().mean())
         curves = reference_log.curves()
         if session.validation_curve:
             steps, values = zip(*session.validation_curve)

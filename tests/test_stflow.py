@@ -147,6 +147,29 @@ def test_rotated_and_swept_held_out_slides_share_the_training():
 
     assert np.allclose(pdist(a.coordinates), pdist(b.coordinates))  # the same tissue, turned
     assert len(swept.test) == 1 and swept.test[0].spots == 123
+    # the timing's repeats are not part of the training: a sweep timed less often still shares it
+    assert _data(test_spots=123, timing_repeats=2).training_key == plain.training_key
+
+
+def test_a_worker_draws_a_seed_s_training_slides_once_for_all_its_datasets():
+    """The training and validation slides (their oracle is most of a load) are drawn once per worker and seed: the
+    rotated and swept datasets get the very same objects; another seed gets its own."""
+    ex._SHARED_SLIDES.clear()
+    plain, turned, swept = _data(), _data(rotate_test=True), _data(test_spots=123)
+    assert plain.train is turned.train is swept.train and plain.validation is swept.validation
+    assert _data(seed=1).train is not plain.train
+
+
+def test_the_sweep_slide_has_no_oracle_and_the_oracle_row_is_skipped_there():
+    """The cost sweep's held-out slide is timed and scored, not given the sanity row: its oracle is not drawn (the
+    same slide otherwise), and the oracle method is skipped on it with a line that says why."""
+    from baselines.spatial import Oracle
+
+    swept = _data(test_spots=123)
+    assert swept.test[0].oracle is None and all(s.oracle is not None for s in swept.validation)
+    result = ex.TASK.evaluate
+    with pytest.raises(DataUnavailable, match="sweep"):
+        result(Oracle(), swept, Context(seed=0, split="test", dataset="sweep"))
 
 
 def test_the_oracle_correlates_with_the_measured_expression_and_a_constant_scores_zero():

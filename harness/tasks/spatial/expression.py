@@ -33,7 +33,7 @@ from typing import Any, Callable, Protocol
 
 import numpy as np
 
-from harness.tasks.base import Context, DataError, SourceTraining, Task
+from harness.tasks.base import Context, DataError, DataUnavailable, SourceTraining, Task, WorkerCache
 from harness.tasks.evaluation import Evaluation
 from harness.tasks.parameters import count, non_negative, positive
 from harness.tasks.spatial.slides import Slide, SlideData, SlideTensors, TrainPlan, knn_index, train_plan
@@ -41,6 +41,9 @@ from harness.tasks.timing import time_call
 from harness.tasks.training import TrainingLog, train_to_plateau
 
 _TRAINING = SourceTraining(16)
+# a seed's tissue, training and validation slides, shared by every dataset of the seed that draws them alike (the
+# rotated and swept held-out sets): drawn once per worker, not once per dataset (their oracle is most of a load)
+_SHARED_SLIDES = WorkerCache(4)
 
 
 # --------------------------------------------------------------------------- what a method sees
@@ -178,8 +181,8 @@ def synthetic_slides(context: Context, *, train_slides: int = 12, validation_sli
     held-out slide (the same slides); ``test_spots`` makes the held-out set one slide of exactly that many spots
     (the size sweep). The training: see :class:`TrainPlan` (``neighbours`` is also the graphs' k)."""
     low, high = _spot_range(spots)
-    plan = train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours,
-                      timing_repeats)
+    plan = train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours)
+    repeats = count("timing_repeats", timing_repeats)
     shape = dict(genes=count("genes", genes, 2), cell_types=count("cell_types", cell_types, 2),
                  feature_dim=count("feature_dim", feature_dim), feature_noise=non_negative("feature_noise", feature_noise),
                  length_scale=positive("length_scale", length_scale), contrast=positive("contrast", contrast),
@@ -209,15 +212,19 @@ def synthetic_slides(context: Context, *, train_slides: int = 12, validation_sli
         return tuple(out)
 
     held_out = dataclasses.replace(context, dataset=instance)
-    if test_spots is not None:
-        test = slides(f"sweep-{count('test_spots', test_spots, plan.neighbours + 1)}", 1, held_out, int(test_spots))
+    if test_spots is not None:  # the cost sweep's slide: timed and scored, its oracle not drawn (no sanity row there)
+        test = slides(f"sweep-{count('test_spots', test_spots, plan.neighbours + 1)}", 1, held_out, int(test_spots),
+                      oracle=False)
     else:
         test = slides("test", sizes["test_slides"], held_out)
     if rotate_test:
         test = tuple(rotate(s, held_out.rng("rotation", s.name)) for s in test)
-    return SlideData(f"{instance}:{plan}", tuple(f"gene-{g}" for g in range(shape["genes"])),
-                     slides("train", sizes["train_slides"], shared, oracle=False), slides("validation", sizes["validation_slides"],
-                                                                            shared), test, plan)
+    train, validation = _SHARED_SLIDES.get_or_build(
+        (instance, context.seed, oracle_draws, tuple(sorted(slide_args.items()))),
+        lambda: (slides("train", sizes["train_slides"], shared, oracle=False),
+                 slides("validation", sizes["validation_slides"], shared)))
+    return SlideData(f"{instance}:{plan}", tuple(f"gene-{g}" for g in range(shape["genes"])), train, validation, test,
+                     plan, repeats)
 
 
 def _spot_range(spots) -> tuple[int, int]:
@@ -384,7 +391,8 @@ class SlideSession:
     def oracle(slide: SlideTensors) -> np.ndarray:
         """The simulator's E[log1p Y | latent mix] of a slide: the sanity row's, no other method's."""
         if slide.slide.oracle is None:
-            raise ValueError(f"slide {slide.slide.name} has no oracle: only simulated slides have one")
+            raise DataUnavailable(f"slide {slide.slide.name} has no oracle: real slides have none, and the cost "
+                                  "sweep's slides (test_spots) are drawn without one")
         return slide.slide.oracle
 
 
@@ -460,7 +468,7 @@ class SpatialExpressionTask(Task):
                 return predictor.predict(first, _torch_generator(context.seed, "timing", dataset=data.training_key))
 
         sync = torch.cuda.synchronize if str(context.device).startswith("cuda") else None
-        _, timing = time_call(call, repeats=data.plan.timing_repeats, warmup=1, sync=sync)
+        _, timing = time_call(call, repeats=data.timing_repeats, warmup=1, sync=sync)
         with torch.no_grad():
             peak = peak_activation_bytes(call)
         network = getattr(predictor, "network", None)

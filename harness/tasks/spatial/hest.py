@@ -131,8 +131,8 @@ def hest_1k(context: Context, *, train: list | None = None, validation: list | N
                 raise DataError(f"hest-1k: slide {slide_id!r} is in both {seen[slide_id]} and {part}; the split is "
                                 "by slide")
             seen[slide_id] = part
-    plan = train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours,
-                      timing_repeats)
+    plan = train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours)
+    repeats = count("timing_repeats", timing_repeats)
     raw = {slide_id: _read_slide(base, slide_id) for ids in parts.values() for slide_id in ids}
     chosen = _genes(genes, [raw[s] for s in parts["train"]], base)
     slides = {part: tuple(_select(slide_id, raw[slide_id], chosen, base) for slide_id in ids)
@@ -141,7 +141,7 @@ def hest_1k(context: Context, *, train: list | None = None, validation: list | N
     if len(dims) > 1:
         raise DataError(f"hest-1k: the slides' embeddings have {sorted(dims)} dimensions; one encoder's, please")
     key = json.dumps({"root": str(base.resolve()), **parts, "genes": chosen, "plan": repr(plan)}, sort_keys=True)
-    return SlideData(key, tuple(chosen), slides["train"], slides["validation"], slides["test"], plan)
+    return SlideData(key, tuple(chosen), slides["train"], slides["validation"], slides["test"], plan, repeats)
 
 
 def _genes(genes, training: list, base: Path) -> list[str]:

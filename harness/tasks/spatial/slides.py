@@ -113,7 +113,6 @@ class TrainPlan:
     max_steps: int
     tolerance: float
     neighbours: int  # k of every kNN graph (the networks' and Moran's I)
-    timing_repeats: int
 
 
 @dataclass(frozen=True)
@@ -128,6 +127,7 @@ class SlideData:
     validation: tuple[Slide, ...]
     test: tuple[Slide, ...]
     plan: TrainPlan
+    timing_repeats: int = 3  # timed predictions of the first held-out slide (not part of the training's key)
 
     @property
     def feature_dim(self) -> int:
@@ -137,12 +137,11 @@ class SlideData:
 # --------------------------------------------------------------------------- parameters
 
 
-def train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours,
-               timing_repeats) -> TrainPlan:
+def train_plan(lr, crops_per_step, min_crop, clip, every, min_steps, max_steps, tolerance, neighbours) -> TrainPlan:
     plan = TrainPlan(positive("lr", lr), count("crops_per_step", crops_per_step), positive("min_crop", min_crop),
                      positive("clip", clip), count("every", every), count("min_steps", min_steps),
                      count("max_steps", max_steps), positive("tolerance", tolerance),
-                     count("neighbours", neighbours, 2), count("timing_repeats", timing_repeats))
+                     count("neighbours", neighbours, 2))
     if plan.min_crop > 1:
         raise DataError(f"min_crop = {min_crop}: expected a share of the slide's spots in (0, 1]")
     if plan.min_steps > plan.max_steps:

@@ -446,3 +446,56 @@ def test_tuning_studies_of_each_method_begin_on_another_dataset():
         first.setdefault(method, dataset)
     assert first == {"first": "easy", "second": "hard"}
     assert sorted(executor.submitted) == sorted((m, d) for d, m in studies)
+
+
+def _gap_rows(leads: dict[str, float], seeds=range(6), noise=0.01):
+    """accuracy of b = 0.5 + noise, of a = b + the dataset's lead (+ its own noise), per seed and dataset."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for seed in seeds:
+        for dataset, lead in leads.items():
+            base = 0.5 + noise * rng.standard_normal()
+            for method, value in (("a", base + lead + noise * rng.standard_normal()), ("b", base)):
+                rows.append({"dataset": dataset, "dataset_params": {}, "method": method, "seed": seed, "status": "ok",
+                             "metrics": {"accuracy": value}})
+    return table_of_rows(rows)
+
+
+def gap_claim(**extra):
+    return {"id": "lead-larger-small", "kind": "gap", "says": "a's lead over b is larger with little data",
+            "better": "a", "than": "b", "metric": "accuracy", "datasets": ["small"], "than_datasets": ["large"],
+            **extra}
+
+
+def test_a_gap_claim_reads_the_difference_of_the_two_groups_leads():
+    rows = _gap_rows({"small": 0.10, "large": 0.02})
+    verdict = check_claim(gap_claim(), rows, "max")
+    assert verdict.kind == "gap" and verdict.verdict == REPRODUCED and verdict.pairs == 6
+    assert verdict.gap_on_datasets == pytest.approx(0.10, abs=0.02)
+    assert verdict.gap_on_than_datasets == pytest.approx(0.02, abs=0.02)
+    assert verdict.mean_difference == pytest.approx(verdict.gap_on_datasets - verdict.gap_on_than_datasets)
+    assert "+0.1" in verdict.evidence() and verdict.to_dict()["kind"] == "gap"
+    # a lead as large on both groups is not a larger gap, whatever the lead itself; a smaller one refutes it
+    assert check_claim(gap_claim(), _gap_rows({"small": 0.05, "large": 0.05}), "max").verdict != REPRODUCED
+    assert check_claim(gap_claim(), _gap_rows({"small": 0.0, "large": 0.08}), "max").verdict == NOT_REPRODUCED
+    # the margin is in the metric's units, and a goal of min turns the leads round
+    assert check_claim(gap_claim(margin=0.2), rows, "max").verdict == NOT_REPRODUCED
+    assert check_claim(gap_claim(), rows, "min").verdict == NOT_REPRODUCED
+
+
+def test_a_gap_claim_needs_seeds_with_both_groups():
+    rows = _gap_rows({"small": 0.10, "large": 0.02}, seeds=range(2))
+    verdict = check_claim(gap_claim(), rows, "max")
+    assert verdict.verdict == INCONCLUSIVE and verdict.interval is None and "2 seeds" in verdict.reason
+
+
+def test_a_spec_s_gap_claim_names_datasets_the_spec_has_apart_from_its_own(toy_env, write_spec):
+    claim = ("  - {id: gap, kind: gap, says: s, better: toy-tunable, than: toy-constant, metric: toy_score, "
+             "datasets: [easy], than_datasets: [%s]}\n")
+    base = TOY_SPEC.split("claims:\n")[0] + "claims:\n"
+    profiles = "profiles:" + TOY_SPEC.split("profiles:")[1]
+    assert load_spec(write_spec(base + claim % "hard" + profiles)).claims[0].kind == "gap"
+    with pytest.raises(SpecError, match=r"than_datasets\[0\].*no dataset 'nothing'"):
+        validate_spec(write_spec(base + claim % "nothing" + profiles))
+    with pytest.raises(SpecError, match=r"than_datasets\[0\].*must not share"):
+        validate_spec(write_spec(base + claim % "easy" + profiles))

@@ -167,7 +167,7 @@ def test_a_kind_in_one_module_is_found_validated_checked_and_shown(toy_env, sign
 
 def test_without_the_module_the_kind_is_unknown(toy_env, fresh_kinds, write_spec):
     text = TOY_SPEC.replace("metric: toy_score}", "metric: toy_score, kind: sign, share: 0.75}")
-    with pytest.raises(SpecError, match="kind: expected one of paired, equivalence, scaling, bound, check; found the string 'sign'"):
+    with pytest.raises(SpecError, match="kind: expected one of paired, gap, equivalence, scaling, bound, check; found the string 'sign'"):
         validate_spec(write_spec(text))
 
 

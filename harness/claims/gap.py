@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Sequence
 
 from harness.claims.base import (
-    INCONCLUSIVE, ClaimKind, SpecContext, VerdictMixin, interval_verdict,
+    INCONCLUSIVE, ClaimKind, SpecContext, VerdictMixin, t_verdict,
 )
 from harness.claims.paired import PAIR_PROPERTIES, DatasetEvidence, paired_cells, per_dataset_evidence
 
@@ -90,14 +90,8 @@ def gap_verdict(claim: dict, rows, goal: str, order: Sequence[str] = ()) -> GapV
                           gap_on_than_datasets=None,
                           reason=f"only {len(pairs)} seed{'' if len(pairs) == 1 else 's'} with both methods ok on "
                                  f"both groups of datasets; the claim needs at least {min_pairs}", **base)
-    from harness.stats import one_sided_t
-
-    result = one_sided_t(pairs)
+    result, verdict, reason = t_verdict(pairs, margin)
     lo, hi = result.interval
-    verdict = interval_verdict(lo, hi, margin)
-    reason = {"reproduced": f"the whole interval is above {margin:g}",
-              "not reproduced": f"the whole interval is at or below {margin:g}"}.get(
-        verdict, f"the interval contains {margin:g}; more seeds could decide it")
     return GapVerdict(verdict=verdict, mean_difference=result.mean, interval=(lo, hi),
                       gap_on_datasets=sum(first) / len(first), gap_on_than_datasets=sum(second) / len(second),
                       reason=reason, **base)

@@ -69,7 +69,8 @@ def _hook(event: str, args) -> None:
         if not _inside(path, allowed):
             raise PermissionError(f"sandbox: opening {path!r} ({'write' if writing else 'read'}) is not allowed")
     if event in PATH_EVENTS and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        if not _inside(args[0], (WORKDIR + os.sep,)):
+        listing = event in ("os.listdir", "os.scandir")  # the import system lists the standard library's folders
+        if not _inside(args[0], (WORKDIR + os.sep, *READABLE) if listing else (WORKDIR + os.sep,)):
             raise PermissionError(f"sandbox: {event} outside the working directory is not allowed")
 
 

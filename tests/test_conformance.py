@@ -47,6 +47,8 @@ TRIVIAL_PROTOCOLS = {"causal.pairwise": _pairwise_trivial}
 # (method, dataset) → a word of the line the skipped cell carries: sanity rows that only simulated data can give,
 # trivial answers of one kind of data (a Gaussian of continuous data, independent pixels of binary ones)
 EXPECTED_SKIPS = {("oracle", "hest-1k"): "simulated", ("independent", "sensor-periods"): "zero-shot",
+                  **{("local-model", d): "no model endpoint" for d in ("bf-copy", "bf-print", "bf-sort", "befunge-print",
+                                                                      "befunge-fibonacci", "befunge-factorial")},
                   ("gaussian-fit", "binary-digits-64"): "binary",
                   **{("independent-pixels", d): "binary" for d in ("ring-8", "grid-25", "digits-64")}}
 

@@ -245,14 +245,24 @@ def test_the_gate_reports_every_group_and_the_task_counts_admissions():
 
 
 def test_a_rejected_group_leaves_the_container_alone():
-    """With κ tiny every group but the bench is rejected: the container then learns the bench only, and its
-    weights equal those of a SynEVO run on the bench alone for the same visits."""
+    """With κ tiny every group but the bench is rejected: only the bench's visits train the container; each
+    rejected group's visits train a network of its own, and the rejected target starts from fresh weights."""
     data = cd.sensor_sources(Context(seed=0), **SOURCES)
     session = cd.CrossDomainSession(data, Context(seed=0))
+    names = {id(g.train): g.name for g in data.groups}
+    trained = []
+    train = session.train
+    session.train = lambda network, windows, steps, **kw: (trained.append((id(network), names[id(windows)])),
+                                                           train(network, windows, steps, **kw))[1]
     container = SynEVO(kappa=1e-9, probe_steps=4, extractor_steps=5).fit(session)
     assert [r.admitted for r in session.gate.values()] == [True, False, False, False]
     assert session.train_steps == SOURCES["steps"]
     assert isinstance(container, cd.Container)
+    bench = next(name for name, report in session.gate.items() if report.admitted)
+    shared = {network for network, name in trained if name == bench}
+    assert len(shared) == 1  # one container, every visit of the bench
+    assert all(network not in shared for network, name in trained if name != bench)
+    assert id(container.network) not in shared  # the rejected target: fine-tuned from the initial weights
 
 
 def test_the_last_value_forecast_and_the_errors():

@@ -1,7 +1,8 @@
 """A client of an OpenAI-compatible chat endpoint that the user runs locally (llama.cpp's server, vLLM, Ollama's
 /v1, ...): standard library only, no network beyond the URL given.
 
-* :func:`complete`: one chat completion (``POST {base_url}/chat/completions``), the reply's text;
+* :func:`complete`: one chat completion (``POST {base_url}/chat/completions``) of one prompt, the reply's text;
+* :func:`chat`: the same for a whole dialogue (a multi-turn conversation);
 * :func:`code_block`: the first fenced code block of a reply (else the reply itself).
 """
 from __future__ import annotations
@@ -21,8 +22,16 @@ class EndpointError(RuntimeError):
 def complete(base_url: str, model: str, prompt: str, *, temperature: float = 0.0, max_tokens: int = 1024,
              timeout_s: float = 120.0, api_key: str | None = None) -> str:
     """The text of the first choice of a chat completion of ``prompt`` (one user message) by ``model``."""
-    body = json.dumps({"model": model, "messages": [{"role": "user", "content": prompt}],
-                       "temperature": temperature, "max_tokens": max_tokens}).encode()
+    return chat(base_url, model, [{"role": "user", "content": prompt}], temperature=temperature,
+                max_tokens=max_tokens, timeout_s=timeout_s, api_key=api_key)
+
+
+def chat(base_url: str, model: str, messages: list[dict], *, temperature: float = 0.0, max_tokens: int = 1024,
+         timeout_s: float = 120.0, api_key: str | None = None) -> str:
+    """The text of the first choice of a chat completion of the dialogue ``messages`` (``{"role", "content"}``
+    dicts, the user's and the assistant's turns) by ``model``."""
+    body = json.dumps({"model": model, "messages": messages, "temperature": temperature,
+                       "max_tokens": max_tokens}).encode()
     headers = {"Content-Type": "application/json"}
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"

@@ -32,6 +32,8 @@ OPTIONAL_METRICS = {
     "moo.preference": ("preferred_distance", "on_front"),
     # precision, recall and the true density's NLL where the density is known (the mixtures); the classifier's
     # distance and confidence on the digits; the scoring images' NLL where the model's likelihood is exact
+    # the training objective of the arms that train
+    "codegen.execution_feedback": ("train_return",),
     "generative.finetune": ("precision", "recall", "sample_nll", "frechet_distance", "classifier_confidence",
                             "data_nll"),
 }
@@ -50,6 +52,12 @@ EXPECTED_SKIPS = {("oracle", "hest-1k"): "simulated", ("independent", "sensor-pe
                   **{("local-model", d): "no model endpoint" for d in ("bf-copy", "bf-print", "bf-sort", "befunge-print",
                                                                       "befunge-fibonacci", "befunge-factorial")},
                   ("gaussian-fit", "binary-digits-64"): "binary",
+                  **{(m, "python-problems"): "policy of the hidden-constants" for m in (
+                      "rlef", "initial-independent", "initial-multi-turn", "shuffled-feedback-rl", "single-turn-ppo",
+                      "rlef-single-turn")},
+                  ("reference-solutions", "hidden-constants"): "python-problems only",
+                  ("served-model", "hidden-constants"): "acts on python-problems",
+                  ("served-model", "python-problems"): "no model endpoint",
                   **{("independent-pixels", d): "binary" for d in ("ring-8", "grid-25", "digits-64")}}
 
 

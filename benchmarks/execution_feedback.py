@@ -5,16 +5,16 @@ from __future__ import annotations
 from benchmarks._common import CpuKernel
 
 
-def _environment(initial_steps: int = 20):
+def _environment():
     from harness.tasks.base import Context
     from harness.tasks.codegen.feedback import hidden_constants
 
     return hidden_constants(Context(seed=0, dataset="hidden-constants"), problems=100, rollouts=200,
-                            initial_steps=initial_steps)
+                            initial_max_steps=20)
 
 
 class PPOIteration(CpuKernel):
-    """One PPO iteration on ``batch`` three-turn episodes from a briefly fitted initial policy."""
+    """One PPO iteration on ``batch`` three-turn episodes from a briefly fitted initial policy (20 steps)."""
 
     params = ([256, 1024],)
     param_names = ["batch"]
@@ -28,7 +28,7 @@ class PPOIteration(CpuKernel):
 
         torch.set_num_threads(1)
         self.data = _environment()
-        self.policy = initial_policy(self.data.environment, np.random.default_rng(0), steps=20)
+        self.policy, _ = initial_policy(self.data.environment, np.random.default_rng(0), max_steps=20)
 
     def time_iteration(self, batch):
         import copy
@@ -54,7 +54,7 @@ class EvaluationPool(CpuKernel):
 
         torch.set_num_threads(1)
         self.data = _environment()
-        policy = initial_policy(self.data.environment, np.random.default_rng(0), steps=20)
+        policy, _ = initial_policy(self.data.environment, np.random.default_rng(0), max_steps=20)
         self.method = ToyPolicy(policy, np.random.default_rng(0))
         self.method.turns = None
 

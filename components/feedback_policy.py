@@ -29,16 +29,16 @@ class PolicyArm:
             raise DataUnavailable(f"{type(self).__name__} is a policy of the hidden-constants environment; "
                                   "python-problems needs a served model")
         torch.set_num_threads(max(1, context.threads))
-        policy = seed_initial_policy(environment, context)
+        policy, initial_log = seed_initial_policy(environment, context)
         rng = context.rng("method", type(self).__name__)
-        spent = {"episodes": 0, "replies": 0, "log": None}
+        spent = {"episodes": 0, "replies": 0, "log": None, "initial_log": initial_log}
         if self.train_turns != 0:
             settings = PPOSettings(episodes=environment.training_episodes, batch=int(self.batch), lr=float(self.lr),
                                    beta=float(self.beta), temperature=float(self.temperature))
             turns = environment.turns if self.train_turns is None else self.train_turns
             episodes, replies, log = train_ppo(policy, environment, turns, context.rng("ppo"), settings,
                                                shuffle_feedback=self.shuffle_feedback)
-            spent = {"episodes": episodes, "replies": replies, "log": log}
+            spent.update(episodes=episodes, replies=replies, log=log)
         self.actor_ = ToyPolicy(policy, rng, float(self.temperature), self.shuffle_feedback)
         return spent
 

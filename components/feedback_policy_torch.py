@@ -124,23 +124,42 @@ def _supervised_batch(environment, rng, size: int):
     return torch.cat(xs), torch.cat(ys)
 
 
-def initial_policy(environment, rng, steps: int = 400, batch: int = 1024, lr: float = 3e-3) -> PolicyNetwork:
+INITIAL_TOLERANCE = 0.01  # nats per token: the initial fit's plateau, over the last fifth of its steps
+
+
+def initial_policy(environment, rng, max_steps: int = 4000, batch: int = 1024):
     """The seed's initial policy: :class:`PolicyNetwork` fitted by cross-entropy to feedback-free answers (see the
-    module), ``steps`` Adam steps on fresh training problems each."""
+    module), each Adam step on ``batch`` fresh training problems (at 3e-3 for 500 steps, then 1e-3), until the
+    mean log-likelihood of a fixed held-out batch stops improving (by :data:`INITIAL_TOLERANCE` over the last fifth
+    of the steps; at least 1,000, at most ``max_steps``). Returns the policy and the fit's TrainingLog."""
+    from harness.tasks.training import train_to_plateau
+
     torch.manual_seed(int(rng.integers(2**31)))
     policy = PolicyNetwork()
-    optimiser = torch.optim.Adam(policy.parameters(), lr=lr)
-    for step in range(steps):
+    optimiser = torch.optim.Adam(policy.parameters(), lr=3e-3)
+    held_x, held_y = _supervised_batch(environment, rng, 4096)
+    steps = [0]
+
+    def step() -> None:
         x, y = _supervised_batch(environment, rng, batch)
         loss = nn.functional.cross_entropy(policy(x).reshape(-1, TOKENS), y.reshape(-1))
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
-        if step == steps // 2:
+        steps[0] += 1
+        if steps[0] == 500:
             for group in optimiser.param_groups:
-                group["lr"] = lr / 3
+                group["lr"] = 1e-3
+
+    def log_likelihood() -> float:
+        with torch.no_grad():
+            return -float(nn.functional.cross_entropy(policy(held_x).reshape(-1, TOKENS), held_y.reshape(-1)))
+
+    every = max(1, min(50, max_steps // 10))
+    log = train_to_plateau(step, log_likelihood, every=every, min_steps=min(1000, max_steps), max_steps=max_steps,
+                           tolerance=INITIAL_TOLERANCE, name="initial_log_likelihood")
     policy.eval()
-    return policy
+    return policy, log
 
 
 def sample(policy: PolicyNetwork, x: torch.Tensor, generator: torch.Generator, temperature: float = 1.0):
@@ -245,15 +264,15 @@ def train_ppo(policy: PolicyNetwork, environment, turns: int, rng, settings: PPO
 _INITIAL = WorkerCache(4)
 
 
-def seed_initial_policy(environment, context) -> PolicyNetwork:
-    """The seed's initial policy (a copy), fitted once per worker: every arm of a seed starts from the same one,
+def seed_initial_policy(environment, context):
+    """The seed's initial policy (a copy) and its fit's TrainingLog, fitted once per worker: every arm of a seed starts from the same one,
     drawn from the seed's own stream whichever cell asks first."""
     import copy
 
-    key = (context.seed, context.split, context.dataset, environment.widths, environment.initial_steps)
-    policy = _INITIAL.get_or_build(key, lambda: initial_policy(environment, context.rng("initial policy"),
-                                                                steps=environment.initial_steps))
-    return copy.deepcopy(policy)
+    key = (context.seed, context.split, context.dataset, environment.widths, environment.initial_max_steps)
+    policy, log = _INITIAL.get_or_build(key, lambda: initial_policy(environment, context.rng("initial policy"),
+                                                                     max_steps=environment.initial_max_steps))
+    return copy.deepcopy(policy), log
 
 
 class ToyPolicy:

@@ -32,8 +32,8 @@ OPTIONAL_METRICS = {
     "moo.preference": ("preferred_distance", "on_front"),
     # precision, recall and the true density's NLL where the density is known (the mixtures); the classifier's
     # distance and confidence on the digits; the scoring images' NLL where the model's likelihood is exact
-    # the training objective of the arms that train
-    "codegen.execution_feedback": ("train_return",),
+    # the training objectives of the arms that train, and of the initial policy the toy's arms start from
+    "codegen.execution_feedback": ("train_return", "initial_log_likelihood"),
     "generative.finetune": ("precision", "recall", "sample_nll", "frechet_distance", "classifier_confidence",
                             "data_nll"),
 }

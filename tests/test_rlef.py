@@ -166,11 +166,13 @@ def test_the_initial_policy_has_learnt_the_window_and_the_arms_share_it():
 
     from components.feedback_policy_torch import EDITS, TOKENS, features, seed_initial_policy
 
-    data = _data(problems=600)
+    data = _data(problems=600, initial_max_steps=500)
     context = Context(seed=0, dataset="hidden-constants")
-    policy = seed_initial_policy(data.environment, context)
-    again = seed_initial_policy(data.environment, context)
+    policy, log = seed_initial_policy(data.environment, context)
+    again, _ = seed_initial_policy(data.environment, context)
     assert all(torch.equal(a, b) for a, b in zip(policy.parameters(), again.parameters()))
+    # fitted to its curve's end: every recorded value a log-likelihood per token, rising from uniform's -ln 129
+    assert -np.log(TOKENS) < min(log.kept.values()) < log.final < 0 and max(log.kept) == 1.0
     probabilities = torch.softmax(policy(features(data.environment.first(data.problems))), dim=2).detach().numpy()
     offsets = np.abs(np.arange(TOKENS) - EDITS)
     # the first reply of a w = 1 problem falls mostly inside its window of three; a w = 32 one spreads far wider
@@ -187,8 +189,8 @@ def test_ppo_counts_its_budget_and_keeps_its_reference_frozen():
 
     from components.feedback_policy_torch import PPOSettings, seed_initial_policy, train_ppo
 
-    data = _data(problems=10, initial_steps=30)
-    policy = seed_initial_policy(data.environment, Context(seed=0, dataset="hidden-constants"))
+    data = _data(problems=10, initial_max_steps=30)
+    policy, _ = seed_initial_policy(data.environment, Context(seed=0, dataset="hidden-constants"))
     before = copy.deepcopy(policy)
     episodes, replies, log = train_ppo(policy, data.environment, 3, np.random.default_rng(0),
                                        PPOSettings(episodes=2048, batch=512))

@@ -55,6 +55,8 @@ CATALOGUE = {
         "training_replies": {"goal": "min", "unit": "replies", "about": "replies sampled in training"},
         "train_return": {"goal": "max", "unit": "", "role": "training-objective", "tolerance": 0.05,
                          "about": "the mean terminal reward (+1 solved, -1 not) of a training batch"},
+        "initial_log_likelihood": {"goal": "max", "unit": "nats", "role": "training-objective", "tolerance": 0.01,
+                                   "about": "the seed's initial policy's mean log-likelihood per token of held-out feedback-free answers, at the end of its supervised fit (every toy arm starts from it)"},
         "seconds": {"goal": "min", "unit": "s", "about": "seconds the cell took: training, the pool of rollouts and the estimates"},
     },
 }

@@ -114,10 +114,11 @@ class HiddenConstantsEnvironment:
     of the next observation) and the private tests (the reward), ``turns`` the turn limit."""
 
     def __init__(self, turns: int, widths: Sequence[int], training_episodes: int = 204_800,
-                 initial_steps: int = 400):
+                 initial_max_steps: int = 4000):
         self.turns, self.widths = turns, tuple(widths)
-        # the protocol's budgets, the same for every arm: RL episodes, and the initial policy's supervised steps
-        self.training_episodes, self.initial_steps = training_episodes, initial_steps
+        # the protocol's budgets, the same for every arm: RL episodes, and the cap on the initial policy's
+        # supervised steps (it is fitted to its plateau)
+        self.training_episodes, self.initial_max_steps = training_episodes, initial_max_steps
 
     def draw_training(self, n: int, rng) -> HiddenConstants:
         """``n`` fresh training problems from ``rng`` (a method's stream of the seed: never the evaluation
@@ -157,17 +158,18 @@ class HiddenConstantsData:
 
 def hidden_constants(context: Context, *, problems: int = 100, rollouts: int = 200, turns: int = 3,
                      widths: Sequence[int] = (1, 2, 4, 8, 16, 32), resamples: int = 200,
-                     training_episodes: int = 204_800, initial_steps: int = 400) -> HiddenConstantsData:
+                     training_episodes: int = 204_800, initial_max_steps: int = 4000) -> HiddenConstantsData:
     """``problems`` evaluation problems drawn by the seed (training problems come from the methods' own streams), a
     pool of ``rollouts`` episodes of up to ``turns`` replies per problem, n@k from ``resamples`` draws of the pool;
     the hint half-width of a problem is drawn from ``widths``. Every trained arm runs ``training_episodes`` RL
-    episodes from the seed's initial policy, fitted in ``initial_steps`` supervised steps."""
+    episodes from the seed's initial policy, fitted to its plateau in at most ``initial_max_steps`` supervised
+    steps."""
     widths = tuple(int(w) for w in widths)
     if not widths or any(w < 0 or w > 32 for w in widths):
         raise DataError(f"widths = {list(widths)}; expected a non-empty list of integers from 0 to 32")
     environment = HiddenConstantsEnvironment(count("turns", turns), widths, count("training_episodes",
                                                                                   training_episodes),
-                                             count("initial_steps", initial_steps))
+                                             count("initial_max_steps", initial_max_steps))
     return HiddenConstantsData(draw_problems(context.rng("problems"), count("problems", problems), widths),
                                environment, count("rollouts", rollouts), count("resamples", resamples))
 
@@ -368,13 +370,13 @@ class ExecutionFeedbackTask(Task):
     name = "codegen.execution_feedback"
     version = "1"
     metrics = ("solve_1at1", "solve_1at3", "solve_1at10", "solve_10at100", "replies_per_rollout",
-               "training_episodes", "training_replies", "train_return", "seconds")
+               "training_episodes", "training_replies", "train_return", "initial_log_likelihood", "seconds")
     protocol = FeedbackMethod
     framework = None
 
     def tiny(self, workdir: Path) -> dict[str, dict[str, Any]]:
         return {"hidden-constants": {"problems": 6, "rollouts": 12, "resamples": 20, "training_episodes": 2048,
-                                     "initial_steps": 20},
+                                     "initial_max_steps": 20},
                 "python-problems": {"limit": 2, "rollouts": 1, "resamples": 10}}
 
     def evaluate(self, method: FeedbackMethod, data, context: Context) -> Evaluation:
@@ -401,6 +403,10 @@ class ExecutionFeedbackTask(Task):
             curves.update(log.curves())
         else:
             del metrics["train_return"]
+        initial = spent.get("initial_log")  # the initial policy's fit, where the method starts from one
+        if initial is not None:
+            metrics["initial_log_likelihood"] = float(initial.final)
+            curves.update(initial.curves())
         return Evaluation(metrics, curves)
 
 

@@ -41,8 +41,8 @@ def centred(difference):
 
 def features(observation, shuffle_rng=None) -> torch.Tensor:
     """The observation's 20 numbers per rollout (see the module). With ``shuffle_rng``, each failed rollout's
-    feedback (its error and per-field right/wrong) is that of another failed rollout of the batch, drawn at random:
-    the policy still sees its own statement and previous reply."""
+    feedback (its error and per-field right/wrong) is that of another failed rollout of the batch, drawn at random
+    (never its own, where two or more failed): the policy still sees its own statement and previous reply."""
     o = observation
     n = len(o.width)
     turn = np.zeros((n, 3))
@@ -54,9 +54,12 @@ def features(observation, shuffle_rng=None) -> torch.Tensor:
         right = (o.previous_output == o.public_expected).astype(np.float64)
         offset = np.clip(o.previous - o.hints, -EDITS, EDITS).astype(np.float64)
         if shuffle_rng is not None:
+            # a random derangement of the failed rollouts: each reads the feedback of the next in a random order,
+            # never its own
             failed = np.flatnonzero(right.min(axis=1) < 1)
-            source = failed[shuffle_rng.permutation(len(failed))]
-            error[failed], right[failed] = error[source], right[source]
+            order = failed[shuffle_rng.permutation(len(failed))]
+            source = np.roll(order, -1)
+            error[order], right[order] = error[source], right[source]
     else:
         error, right, offset = np.zeros((n, 2)), np.zeros((n, 2)), np.zeros((n, 2))
     add = (np.asarray(o.operations) == 0).astype(np.float64)
@@ -113,8 +116,9 @@ def _supervised_batch(environment, rng, size: int):
         else:
             guess = problems.hints + np.floor(rng.random((size, 2)) * (2 * problems.width[:, None] + 1)).astype(
                 np.int64) - problems.width[:, None]
-            observation = Observation(first.width, first.hints, first.operations, first.public_x,
-                                      first.public_expected, turn, guess, outputs(problems, guess, problems.public_x))
+            expected = outputs(problems, problems.constants, problems.public_x)
+            observation = Observation(first.width, first.hints, first.operations, first.public_x, expected, turn,
+                                      guess, outputs(problems, guess, problems.public_x))
         target = problems.hints + np.floor(rng.random((size, 2)) * (2 * problems.width[:, None] + 1)).astype(
             np.int64) - problems.width[:, None]
         if turn == 0:
@@ -186,6 +190,21 @@ class PPOSettings:
     temperature: float = 1.0
 
 
+def reply_returns(terminal: torch.Tensor, replies: list, beta: float) -> list[torch.Tensor]:
+    """Each turn's returns (gamma = 1): the episode's terminal reward (``terminal``, one per episode) minus beta
+    times the per-token log-ratio to the initial policy of every reply from this one on. ``replies`` holds per turn
+    the rows (episodes) that replied and their log-probabilities under the policy and the reference, summed over
+    the reply's two tokens (halved here: the mean over tokens, the geometric mean of their probabilities)."""
+    penalty_after = torch.zeros(len(terminal))
+    returns = [None] * len(replies)
+    for t in reversed(range(len(replies))):
+        rows, logp, logp_reference = replies[t]
+        index = torch.as_tensor(rows)
+        penalty_after[index] += beta * (logp - logp_reference) / 2
+        returns[t] = terminal[index] - penalty_after[index]
+    return returns
+
+
 def train_ppo(policy: PolicyNetwork, environment, turns: int, rng, settings: PPOSettings,
               shuffle_feedback: bool = False):
     """PPO from ``policy`` (trained in place; the KL term's reference is a frozen copy of it) on episodes of up to
@@ -223,16 +242,8 @@ def train_ppo(policy: PolicyNetwork, environment, turns: int, rng, settings: PPO
             active &= ~passed
             if not active.any():
                 break
-        # returns: terminal +-1 minus beta times the per-token log-ratio of every reply from this one on
         terminal = torch.as_tensor(np.where(solved, 1.0, -1.0), dtype=torch.float32)
-        penalty_after = torch.zeros(settings.batch)
-        returns = [None] * len(steps)
-        for t in reversed(range(len(steps))):
-            rows, _, _, logp, logp_reference, _ = steps[t]
-            kl = (logp - logp_reference) / 2
-            index = torch.as_tensor(rows)
-            penalty_after[index] += settings.beta * kl
-            returns[t] = terminal[index] - penalty_after[index]
+        returns = reply_returns(terminal, [(s[0], s[3], s[4]) for s in steps], settings.beta)
         x = torch.cat([s[1] for s in steps])
         tokens = torch.cat([s[2] for s in steps])
         old_logp = torch.cat([s[3] for s in steps])

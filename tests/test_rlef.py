@@ -70,6 +70,8 @@ def test_the_true_constants_pass_and_the_feedback_is_the_error_signed_by_the_ope
     data = _data(problems=300)
     problems, environment = data.problems, data.environment
     first = environment.first(problems)
+    # the statement shows the public input, not its output (which with x would give both constants away)
+    assert (first.public_expected == -1).all() and (first.previous == -1).all() and first.turn == 0
     _, public, private = environment.step(problems, first, problems.constants)
     assert public.all() and private.all()
     off = problems.constants + np.array([3, -5])
@@ -144,7 +146,7 @@ def test_shuffled_feedback_moves_only_failed_rollouts_feedback():
     data = _data(problems=60)
     problems, environment = data.problems, data.environment
     replies = problems.constants.copy()
-    replies[:40] += 1  # 40 fail, 20 pass
+    replies[:40] += np.arange(1, 41)[:, None]  # 40 fail, each off by its own amount; 20 pass
     following, _, _ = environment.step(problems, environment.first(problems), replies)
     plain = features(following).numpy()
     shuffled = features(following, shuffle_rng=np.random.default_rng(0)).numpy()
@@ -155,6 +157,10 @@ def test_shuffled_feedback_moves_only_failed_rollouts_feedback():
     np.testing.assert_array_equal(plain[40:], shuffled[40:])
     assert not np.array_equal(plain[:40], shuffled[:40])
     assert sorted(map(tuple, plain[:40, errors + rights])) == sorted(map(tuple, shuffled[:40, errors + rights]))
+    # a derangement: every failed rollout's error has its own size here, and none reads its own
+    for seed in range(20):
+        moved = features(following, shuffle_rng=np.random.default_rng(seed)).numpy()
+        assert (np.abs(moved[:40, 9]) != np.abs(plain[:40, 9])).all()
     for operation, error, added, subtracted in ((6, 9, 10, 11), (13, 16, 17, 18)):
         # another rollout's error, read under this problem's own operation
         np.testing.assert_array_equal(shuffled[:, added], shuffled[:, error] * plain[:, operation])
@@ -164,11 +170,14 @@ def test_shuffled_feedback_moves_only_failed_rollouts_feedback():
 def test_the_initial_policy_has_learnt_the_window_and_the_arms_share_it():
     import torch
 
-    from components.feedback_policy_torch import EDITS, TOKENS, features, seed_initial_policy
+    from components.feedback_policy_torch import _INITIAL, EDITS, TOKENS, features, seed_initial_policy
 
     data = _data(problems=600, initial_max_steps=500)
     context = Context(seed=0, dataset="hidden-constants")
     policy, log = seed_initial_policy(data.environment, context)
+    _INITIAL.clear()  # a cold worker, whose torch generator ran something else first, fits the same policy
+    torch.manual_seed(777)
+    torch.rand(1000)
     again, _ = seed_initial_policy(data.environment, context)
     assert all(torch.equal(a, b) for a, b in zip(policy.parameters(), again.parameters()))
     # fitted to its curve's end: every recorded value a log-likelihood per token, rising from uniform's -ln 129
@@ -207,6 +216,22 @@ def test_ppo_counts_its_budget_and_keeps_its_reference_frozen():
     torch.rand(100)
     train_ppo(again, data.environment, 3, np.random.default_rng(0), PPOSettings(episodes=2048, batch=512))
     assert all(torch.equal(a, b) for a, b in zip(policy.parameters(), again.parameters()))
+
+
+def test_returns_are_the_terminal_reward_less_the_kl_of_every_reply_from_this_one_on():
+    import torch
+
+    from components.feedback_policy_torch import reply_returns
+
+    terminal = torch.tensor([1.0, -1.0])  # episode 0 solved in three replies; episode 1 failed its only reply
+    replies = [(np.array([0, 1]), torch.tensor([-1.0, -2.0]), torch.tensor([-3.0, -2.5])),  # log-ratios 2, 0.5
+               (np.array([0]), torch.tensor([-4.0]), torch.tensor([-2.0])),  # -2
+               (np.array([0]), torch.tensor([-1.0]), torch.tensor([-1.6]))]  # 0.6
+    returns = reply_returns(terminal, replies, beta=0.1)
+    kl = [2 / 2, -2 / 2, 0.6 / 2]  # per token: a reply's two tokens share its log-ratio
+    np.testing.assert_allclose(returns[0].numpy(), [1 - 0.1 * sum(kl), -1 - 0.1 * 0.5 / 2], rtol=1e-6)
+    np.testing.assert_allclose(returns[1].numpy(), [1 - 0.1 * (kl[1] + kl[2])], rtol=1e-6)
+    np.testing.assert_allclose(returns[2].numpy(), [1 - 0.1 * kl[2]], rtol=1e-6)
 
 
 # --------------------------------------------------------------------------- Python problems and the adapter

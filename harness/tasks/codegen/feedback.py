@@ -7,8 +7,12 @@ Two datasets, one environment contract:
   A problem is a program printing two numbers, ``(x + c) mod 256`` or ``(x - c) mod 256`` for each of two hidden
   constants ``c`` in 0..255, the operation of each field stated; the statement gives a hint of each constant, off by a
   uniform draw from -w..w, and w itself (w drawn per problem from ``widths``: the mix of easy and hard problems a
-  contest set has). A reply is the two constants. One public test (an input, the expected output) decides the
-  feedback, the expected and the produced output at that input; eight private tests decide the reward. At w = 32 a
+  contest set has). A reply is the two constants. One public test, whose input the statement shows and whose
+  output is held back, decides the feedback (the expected and the produced output at that input); eight private
+  tests decide the reward. The feedback determines the correction (expected - produced is c - c' for a field that
+  adds, c' - c for one that subtracts): one repair turn suffices once a policy reads it, which the paper note
+  flags; the toy tests whether RL teaches a policy to use an exact error signal that its initial policy ignores,
+  not repair that needs reasoning. At w = 32 a
   problem has 65 x 65 = 4,225 candidates, so 100 blind samples cannot enumerate it. The outputs at one input fix
   both constants, so here a reply passing the public test passes the private ones (unlike CodeContests; stated on
   the page).
@@ -22,8 +26,10 @@ The task owns the episode: a method is asked for replies (:meth:`FeedbackMethod.
 its turn limit is the environment's ``turns``, or 1 for a single-turn method (``method.turns == 1``: independent
 samples). Per problem the task draws a pool of ``rollouts`` episodes and estimates each n@k by resampling rollouts
 from it (with replacement) until k replies are spent, the last rollout cut at the budget (its reply at the cut is its
-final program); n of the final programs are submitted, those passing the public tests first (ties at random); a
-problem counts as solved when a submitted one passes every private test. ``solve_1at3`` (one rollout of up to three
+final program; a rollout that passes the public tests early leaves its unspent replies to further rollouts); n of
+the final programs are submitted, those passing the public tests first (ties at random); a
+problem counts as solved when a submitted one passes every private test (on the Python problems a program
+counts only if it passes the public tests too). ``solve_1at3`` (one rollout of up to three
 turns), ``solve_10at100`` and the curve of 1@k for k = 1..10 are reported, with ``replies_per_rollout``.
 """
 from __future__ import annotations
@@ -95,9 +101,11 @@ def outputs(problems: HiddenConstants, constants, x):
 @dataclass(frozen=True)
 class Observation:
     """What a policy sees before a reply, batched (B rollouts): the statement (``width``, ``hints``,
-    ``operations``, ``public_x`` and the public test's ``public_expected``), ``turn`` (0-based), and after a failed
-    reply its ``previous`` constants (B, 2) and their output at the public input, ``previous_output`` (B, 2); both
-    are -1 at the first turn."""
+    ``operations`` and the public test's input ``public_x``), ``turn`` (0-based), and after a failed reply the
+    feedback: its ``previous`` constants (B, 2), their output at the public input, ``previous_output``, and the
+    output expected there, ``public_expected`` (B, 2). All three are -1 at the first turn: the public test's output
+    is held back for the feedback (as the paper note's toy has it), since with it the statement alone would give
+    both constants, (expected - x) or (x - expected) mod 256."""
 
     width: Any
     hints: Any
@@ -129,8 +137,8 @@ class HiddenConstantsEnvironment:
         import numpy as np
 
         none = -np.ones((len(problems), FIELDS), dtype=np.int64)
-        return Observation(problems.width, problems.hints, problems.operations, problems.public_x,
-                           outputs(problems, problems.constants, problems.public_x), 0, none, none)
+        return Observation(problems.width, problems.hints, problems.operations, problems.public_x, none, 0, none,
+                           none)
 
     def step(self, problems: HiddenConstants, observation: Observation, replies):
         """The next observation, and whether ``replies`` (B, 2) pass the public test and every private test."""
@@ -140,11 +148,12 @@ class HiddenConstantsEnvironment:
         if replies.shape != (len(problems), FIELDS):
             raise ValueError(f"replies of shape {replies.shape}; expected ({len(problems)}, {FIELDS})")
         produced = outputs(problems, replies, problems.public_x)
-        public = (produced == observation.public_expected).all(axis=1)
+        expected = outputs(problems, problems.constants, problems.public_x)
+        public = (produced == expected).all(axis=1)
         private = (outputs(problems, replies, problems.private_x)
                    == outputs(problems, problems.constants, problems.private_x)).all(axis=(1, 2))
         following = Observation(observation.width, observation.hints, observation.operations, observation.public_x,
-                                observation.public_expected, observation.turn + 1, replies, produced)
+                                expected, observation.turn + 1, replies, produced)
         return following, public, private
 
 
